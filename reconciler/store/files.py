@@ -1,0 +1,142 @@
+"""The state directory on disk: its files, their permissions, and looks that never write.
+
+Layout of a state directory (default ``./.reconciler``, mode 0700; every file 0600)::
+
+    state.db          the SQLite database (WAL mode while a writer has it open)
+    state.db-wal      SQLite's write-ahead log (exists while a writer runs, or after a crash)
+    state.db-shm      SQLite's shared-memory index of the log (same lifetime as -wal)
+    state.lock        the one-writer lock; holds the pid, host and start of the current writer
+    state.db.bak-N    a copy taken before migrating from schema N (kept; delete when unneeded)
+
+SQLite creates ``-wal`` and ``-shm`` with the permissions of ``state.db``, so creating the
+database file ourselves with 0600 before SQLite opens it is what keeps them private too.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from reconciler.errors import StateError
+
+DEFAULT_STATE_DIR = ".reconciler"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+# Bytes 18 and 19 of an SQLite header are the file format write/read versions: 2 means WAL.
+_HEADER_WAL = 2
+_HEADER_FORMAT_OFFSET = 18
+
+
+@dataclass(frozen=True)
+class StatePaths:
+    """Where each file of one state directory lives."""
+
+    root: Path
+
+    @classmethod
+    def of(cls, state_dir: str | os.PathLike[str]) -> StatePaths:
+        return cls(Path(state_dir))
+
+    @property
+    def db(self) -> Path:
+        return self.root / "state.db"
+
+    @property
+    def wal(self) -> Path:
+        return self.root / "state.db-wal"
+
+    @property
+    def shm(self) -> Path:
+        return self.root / "state.db-shm"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "state.lock"
+
+    def backup(self, schema_version: int) -> Path:
+        return self.root / f"state.db.bak-{schema_version}"
+
+    def read_only_uri(self) -> str:
+        """The URI a reader opens: never creates, never writes, not even the shared memory.
+
+        ``mode=ro`` alone is not enough: a read-only connection still opens ``-shm`` for writing
+        and, when no writer is attached (after a crash), truncates and rebuilds it.
+        ``readonly_shm=1`` makes the unix VFS map ``-shm`` read-only; with a live writer the
+        reader uses the writer's index and takes only fcntl read locks, and with no live writer
+        SQLite rebuilds the index in private heap memory. ``immutable=1`` would be wrong: it
+        tells SQLite nobody changes the file, which a live writer does.
+        """
+        return f"file:{quote(str(self.db.resolve()))}?mode=ro&readonly_shm=1"
+
+
+def ensure_state_dir(path: Path) -> None:
+    """Create the state directory (0700) or tighten an existing one we own; writers only."""
+    try:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        info = path.stat()
+        if not stat.S_ISDIR(info.st_mode):
+            raise StateError(f"state path {path} exists and is not a directory")
+        if stat.S_IMODE(info.st_mode) != DIR_MODE and info.st_uid == os.geteuid():
+            path.chmod(DIR_MODE)
+    except OSError as exc:
+        raise StateError(f"cannot use state directory {path}: {exc.strerror or exc}") from exc
+
+
+def create_private_file(path: Path) -> None:
+    """Create ``path`` empty with mode 0600 unless it exists; an existing file is tightened."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+        try:
+            if stat.S_IMODE(os.fstat(fd).st_mode) != FILE_MODE:
+                os.fchmod(fd, FILE_MODE)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StateError(f"cannot create {path}: {exc.strerror or exc}") from exc
+
+
+def header_says_wal(db: Path) -> bool:
+    """Whether the database header asks for WAL mode; a plain read, changes nothing."""
+    try:
+        with db.open("rb") as handle:
+            handle.seek(_HEADER_FORMAT_OFFSET)
+            versions = handle.read(2)
+    except OSError:
+        return False
+    return len(versions) == 2 and versions[1] == _HEADER_WAL
+
+
+def read_detached_copy(paths: StatePaths, attempts: int = 3) -> bytes | None:
+    """The database bytes, when it is in WAL mode but no log exists; else None.
+
+    A WAL-mode database without ``-wal`` (a writer closed while a reader still held it, so it
+    could not switch back to rollback mode) cannot be opened read-only: SQLite would create
+    ``-wal`` and ``-shm``. With no log, no writer is attached and every committed page is in
+    the main file, so a copy of it is a complete snapshot. The copy is only trusted when the
+    file's identity, size and mtime are the same before and after the read and no log appeared
+    meanwhile (a writer that started would first create the log).
+    """
+    for _ in range(attempts):
+        if paths.wal.exists() or not header_says_wal(paths.db):
+            return None
+        try:
+            before = os.stat(paths.db)
+            data = paths.db.read_bytes()
+            after = os.stat(paths.db)
+        except OSError as exc:
+            raise StateError(f"cannot read {paths.db}: {exc.strerror or exc}") from exc
+        same = (before.st_ino, before.st_size, before.st_mtime_ns) == (
+            after.st_ino,
+            after.st_size,
+            after.st_mtime_ns,
+        )
+        if same and not paths.wal.exists():
+            # Mark the copy as a rollback-mode file so SQLite reads it without looking for a log.
+            patched = bytearray(data)
+            patched[_HEADER_FORMAT_OFFSET : _HEADER_FORMAT_OFFSET + 2] = b"\x01\x01"
+            return bytes(patched)
+    raise StateError(f"{paths.db} kept changing while being read; try again")
