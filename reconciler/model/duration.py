@@ -81,7 +81,8 @@ Duration = Annotated[
     timedelta,
     BeforeValidator(_coerce),
     PlainSerializer(format_duration, return_type=str),
-    WithJsonSchema({"type": "string", "pattern": DURATION_PATTERN,
-                    "description": "A duration such as 90s, 10m, 1h30m or 7d."}),
+    # The bare number 0 is accepted too ("none"/"exact"), so the schema says so.
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": DURATION_PATTERN}, {"const": 0}],
+                    "description": "A duration such as 90s, 10m, 1h30m or 7d (or 0)."}),
 ]
 """A pydantic field type for spec durations."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Self
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from reconciler.model.base import SpecModel
 from reconciler.model.duration import Duration
@@ -58,6 +58,20 @@ class Schedule(SpecModel):
             raise ValueError("every must be at least 1s, e.g. every: 30m")
         return value
 
+    @field_validator("with_seconds")
+    @classmethod
+    def _seconds_need_cron(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("cron") is None:
+            raise ValueError("withSeconds only applies to cron: remove it")
+        return value
+
+    @field_validator("anchor")
+    @classmethod
+    def _anchor_needs_every(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
+        if value is not None and info.data.get("every") is None:
+            raise ValueError("anchor only applies to every: remove it or use every")
+        return value
+
     @model_validator(mode="after")
     def _exactly_one_kind(self) -> Self:
         kinds = [name for name in ("cron", "every", "at") if getattr(self, name) is not None]
@@ -67,10 +81,6 @@ class Schedule(SpecModel):
                 f"a schedule needs exactly one of cron, every or at (found {found}); "
                 "e.g. schedule: {cron: '0 9 * * *'}"
             )
-        if self.anchor is not None and self.every is None:
-            raise ValueError("anchor only applies to every: remove it or use every")
-        if self.with_seconds and self.cron is None:
-            raise ValueError("withSeconds only applies to cron: remove it")
         if self.stagger is not None and self.at is not None:
             raise ValueError("stagger does not apply to a one-shot (at): remove it")
         return self
