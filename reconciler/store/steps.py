@@ -104,20 +104,25 @@ def initial(conn: sqlite3.Connection) -> None:
 
 
 def run_outcome_details(conn: sqlite3.Connection) -> None:
-    """Schema 2: error class and delivery status per run, explicit disabled flag per job."""
-    _add_column(conn, "runs", "error_class", "TEXT")
-    _add_column(conn, "runs", "delivery_status", "TEXT")
-    _add_column(conn, "jobs", "disabled", "INTEGER NOT NULL DEFAULT 0")
-    _add_column(conn, "jobs", "disabled_reason", "TEXT")
-    conn.execute("UPDATE runs SET status = NULL WHERE status = 'running'")
-    conn.execute(
-        "UPDATE runs SET error_class = 'timeout' WHERE status = 'timeout' AND error_class IS NULL"
-    )
-    conn.execute(
-        """UPDATE jobs SET disabled = 1, disabled_reason = 'schedule-errors'
-           WHERE schedule_errors >= ? AND disabled = 0 AND disabled_reason IS NULL""",
-        (AUTO_DISABLE_SCHEDULE_ERRORS,),
-    )
+    """Schema 2: error class and delivery status per run, explicit disabled flag per job.
+
+    The data fixes run only while the columns are being added, i.e. only on a schema-1 table:
+    in schema 2 a job with three schedule errors may have been re-enabled on purpose, and
+    must stay so however often the chain runs.
+    """
+    if "error_class" not in columns(conn, "runs"):
+        _add_column(conn, "runs", "error_class", "TEXT")
+        _add_column(conn, "runs", "delivery_status", "TEXT")
+        conn.execute("UPDATE runs SET status = NULL WHERE status = 'running'")
+        conn.execute("UPDATE runs SET error_class = 'timeout' WHERE status = 'timeout'")
+    if "disabled" not in columns(conn, "jobs"):
+        _add_column(conn, "jobs", "disabled", "INTEGER NOT NULL DEFAULT 0")
+        _add_column(conn, "jobs", "disabled_reason", "TEXT")
+        conn.execute(
+            "UPDATE jobs SET disabled = 1, disabled_reason = 'schedule-errors' "
+            "WHERE schedule_errors >= ?",
+            (AUTO_DISABLE_SCHEDULE_ERRORS,),
+        )
 
 
 def delivery_outbox(conn: sqlite3.Connection) -> None:

@@ -74,6 +74,5 @@ def test_a_torn_lock_record_still_yields_a_message(tmp_path: Path) -> None:
 
 
 def test_readers_do_not_need_the_lock(tmp_path: Path) -> None:
-    with StateWriter.open(tmp_path, now=1.0) as writer:
-        with StateReader.open(tmp_path) as reader:
-            assert reader.exists and reader.jobs() == []
+    with StateWriter.open(tmp_path, now=1.0), StateReader.open(tmp_path) as reader:
+        assert reader.exists and reader.jobs() == []
