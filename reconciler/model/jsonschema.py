@@ -123,7 +123,7 @@ def kind_schema(kind: str) -> Schema:
         by_alias=True, mode="validation", schema_generator=_SpecGenerator
     )
     body = {key: value for key, value in schema.items() if key != "$defs"}
-    return _finish({"$schema": DIALECT, "title": f"{API_VERSION} {kind}", **body,
+    return _finish({"$schema": DIALECT, **body, "title": f"{API_VERSION} {kind}",
                     "$defs": schema.get("$defs", {})})
 
 
