@@ -94,6 +94,11 @@ class JobState:
     disabled: bool = False
     disabled_reason: str | None = None
     first_reconciled_at: float | None = None
+    # The nominal instant of the newest slot that ran or was skipped: a slot at or before it
+    # is never offered again, whatever restarts or spec edits happen.
+    last_nominal_at: float | None = None
+    # Detects edits of the schedule itself (other edits keep the pending fire).
+    schedule_hash: str | None = None
 
     def __post_init__(self) -> None:
         _check(self.last_status, RUN_STATUSES, "run status")

@@ -26,7 +26,7 @@ JOB_COLUMNS = (
     "last_finished_at", "last_status", "last_error", "consecutive_errors", "schedule_errors",
     "running_run_id", "running_started_at", "running_pid", "running_host", "last_alert_at",
     "spec_hash", "source_revision", "suspended_since", "disabled", "disabled_reason",
-    "first_reconciled_at",
+    "first_reconciled_at", "last_nominal_at", "schedule_hash",
 )  # fmt: skip
 RUN_COLUMNS = (
     "run_id", "occurrence_key", "job", "scheduled_at", "started_at", "finished_at", "status",
@@ -60,6 +60,7 @@ def job_from_row(row: sqlite3.Row | tuple[Any, ...]) -> JobState:
         spec_hash=v["spec_hash"], source_revision=v["source_revision"],
         suspended_since=v["suspended_since"], disabled=bool(v["disabled"]),
         disabled_reason=v["disabled_reason"], first_reconciled_at=v["first_reconciled_at"],
+        last_nominal_at=v["last_nominal_at"], schedule_hash=v["schedule_hash"],
     )  # fmt: skip
 
 
@@ -71,7 +72,7 @@ def job_to_row(job: JobState) -> tuple[Any, ...]:
         job.schedule_errors, marker and marker.run_id, marker and marker.started_at,
         marker and marker.pid, marker and marker.host, job.last_alert_at, job.spec_hash,
         job.source_revision, job.suspended_since, int(job.disabled), job.disabled_reason,
-        job.first_reconciled_at,
+        job.first_reconciled_at, job.last_nominal_at, job.schedule_hash,
     )  # fmt: skip
 
 

@@ -24,7 +24,12 @@ from types import TracebackType
 from reconciler.errors import StateError
 from reconciler.model.state import Delivery, JobState, RunRecord, SkipRecord
 from reconciler.store import migrations, queries
-from reconciler.store.files import DEFAULT_STATE_DIR, StatePaths, read_detached_copy
+from reconciler.store.files import (
+    DEFAULT_STATE_DIR,
+    StatePaths,
+    create_private_file,
+    read_detached_copy,
+)
 
 
 class StateReader:
@@ -129,6 +134,21 @@ class StateReader:
     def deliveries_of_run(self, run_id: str) -> list[Delivery]:
         return [] if self._conn is None else queries.deliveries_of_run(self._conn, run_id)
 
+    def copy_to(self, target: str | os.PathLike[str]) -> None:
+        """Write this snapshot, migrated, as a new database at ``target`` (e.g. a scratch state
+        for ``simulate``). The source is read like any other read: not a byte of it changes."""
+        path = Path(target)
+        path.unlink(missing_ok=True)
+        create_private_file(path)
+        copy = sqlite3.connect(path, isolation_level=None)
+        try:
+            if self._conn is not None:
+                self._conn.backup(copy)
+        except sqlite3.Error as exc:
+            raise StateError(f"cannot copy the state to {path}: {exc}") from exc
+        finally:
+            copy.close()
+
     def integrity_check(self) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` on the snapshot: ``["ok"]`` when sound."""
         if self._conn is None:
@@ -138,4 +158,4 @@ class StateReader:
 
 def state_exists(state_dir: str | os.PathLike[str] = DEFAULT_STATE_DIR) -> bool:
     """Whether ``state_dir`` holds a database; a look that changes nothing."""
-    return Path(StatePaths.of(state_dir).db).is_file()
+    return StatePaths.of(state_dir).db.is_file()

@@ -14,6 +14,9 @@ History of the shapes (fixtures under ``tests/store/fixtures/`` hold each one wi
    ``timeout``; jobs gain an explicit ``disabled`` flag and ``disabled_reason``, set for jobs
    the old rule disabled (three consecutive schedule errors).
 3. ``delivery_outbox``: the durable delivery outbox and its indexes.
+4. ``job_slot_tracking``: jobs gain ``last_nominal_at`` (the newest slot that ran or was
+   skipped; no slot at or before it is offered again) and ``schedule_hash`` (tells an edit of
+   the schedule from other edits). ``last_nominal_at`` is backfilled from the history.
 """
 
 from __future__ import annotations
@@ -150,8 +153,28 @@ def delivery_outbox(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS outbox_run ON outbox (run_id)")
 
 
+def job_slot_tracking(conn: sqlite3.Connection) -> None:
+    """Schema 4: the newest slot each job consumed, and a hash of its schedule.
+
+    Before schema 4 the newest consumed slot was only implied by the history, so the backfill
+    takes the latest ``scheduled_at`` among the job's runs and skips; it runs only while the
+    column is being added, never over a value the engine wrote. ``schedule_hash`` starts NULL:
+    the engine treats an unknown hash as "schedule unchanged" on its first reconcile.
+    """
+    if "last_nominal_at" not in columns(conn, "jobs"):
+        _add_column(conn, "jobs", "last_nominal_at", "REAL")
+        conn.execute(
+            """UPDATE jobs SET last_nominal_at = (SELECT max(at) FROM (
+                   SELECT max(scheduled_at) AS at FROM runs WHERE runs.job = jobs.name
+                   UNION ALL
+                   SELECT max(scheduled_at) FROM skips WHERE skips.job = jobs.name))"""
+        )
+    _add_column(conn, "jobs", "schedule_hash", "TEXT")
+
+
 STEPS: tuple[Step, ...] = (
     Step(1, "initial", initial),
     Step(2, "run_outcome_details", run_outcome_details),
     Step(3, "delivery_outbox", delivery_outbox),
+    Step(4, "job_slot_tracking", job_slot_tracking),
 )

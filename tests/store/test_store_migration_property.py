@@ -32,6 +32,7 @@ JOB_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "running_host": texts, "last_alert_at": instants, "spec_hash": texts,
     "source_revision": texts, "suspended_since": instants, "first_reconciled_at": instants,
     "disabled": st.sampled_from([0, 1]), "disabled_reason": st.none() | st.just("manual"),
+    "last_nominal_at": instants, "schedule_hash": texts,
 }  # fmt: skip
 RUN_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "occurrence_key": names, "job": names, "scheduled_at": instants,

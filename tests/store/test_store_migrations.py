@@ -71,7 +71,17 @@ def test_step_3_adds_the_outbox_and_keeps_rows() -> None:
     }
 
 
-@pytest.mark.parametrize("version", [0, 1, 2])
+def test_step_4_backfills_the_newest_consumed_slot() -> None:
+    conn = load_fixture_memory(FIXTURE_OF[4])
+    STEPS[3].apply(conn)
+    rows = {row[0]: row[1:] for row in conn.execute(
+        "SELECT name, last_nominal_at, schedule_hash FROM jobs")}  # fmt: skip
+    assert rows["hourly-check"] == (1767265200.0, None)  # the skip is newer than the run
+    assert rows["weekly-sync"] == (1767225600.0, None)  # a manual run has no slot
+    assert rows["fresh-job"] == (None, None)
+
+
+@pytest.mark.parametrize("version", range(CURRENT_VERSION))
 def test_every_historical_shape_ends_in_the_fresh_shape(version: int) -> None:
     conn = load_fixture_memory(FIXTURE_OF[version + 1])
     old, new = migrations.migrate(conn, writer="test")

@@ -166,3 +166,18 @@ def test_snapshots_stay_consistent_while_a_writer_commits(tmp_path: Path) -> Non
     finally:
         writer.stop()
     assert len(_read_everything(tmp_path)) == total
+
+
+def test_copy_to_writes_a_migrated_snapshot_elsewhere(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    load_fixture_file("0002_run_outcome_details.sql", source / "state.db")
+    before = snapshot(source)
+    (tmp_path / "scratch").mkdir()
+    with StateReader.open(source) as reader:
+        reader.copy_to(tmp_path / "scratch" / "state.db")
+    assert snapshot(source) == before
+    with StateWriter.open(tmp_path / "scratch", now=1.0, durable=False) as writer:
+        assert writer.migrated_from == CURRENT_VERSION
+        assert writer.conn.execute("PRAGMA synchronous").fetchone()[0] == 0
+        job = writer.job("nightly-report")
+        assert job is not None and job.disabled

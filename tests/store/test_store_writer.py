@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -51,6 +51,30 @@ def test_an_existing_loose_directory_is_tightened(tmp_path: Path) -> None:
     state.mkdir(mode=0o755)
     with StateWriter.open(state, now=T0):
         assert os.stat(state).st_mode & 0o777 == 0o700
+
+
+def test_every_job_state_field_round_trips(writer: StateWriter) -> None:
+    values: dict[str, object] = {}
+    for number, field in enumerate(fields(JobState), start=1):
+        if field.name == "name":
+            values[field.name] = "every-field"
+        elif field.name == "running":
+            values[field.name] = RunningMarker("r-x", T0 + number, 321, "elsewhere")
+        elif field.name == "last_status":
+            values[field.name] = "timeout"
+        elif field.type == "bool":
+            values[field.name] = True
+        elif "int" in str(field.type):
+            values[field.name] = number
+        elif "float" in str(field.type):
+            values[field.name] = T0 + number
+        else:
+            values[field.name] = f"value-{field.name}"
+    job = JobState(**values)  # type: ignore[arg-type]
+    writer.put_job(job)
+    assert writer.job("every-field") == job
+    with StateReader.open(writer.paths.root) as reader:
+        assert reader.job("every-field") == job
 
 
 def test_start_marks_running_and_finish_updates_the_job(writer: StateWriter) -> None:
