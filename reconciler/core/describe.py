@@ -1,0 +1,19 @@
+"""Short human descriptions of schedules, for status tables and plans."""
+
+from __future__ import annotations
+
+from reconciler.core.timefmt import iso_utc
+from reconciler.model.duration import format_duration
+from reconciler.model.schedule import Schedule
+
+
+def describe_schedule(schedule: Schedule) -> str:
+    if schedule.cron is not None:
+        seconds = " (with seconds)" if schedule.with_seconds else ""
+        zone = "" if schedule.timezone == "UTC" else f" {schedule.timezone}"
+        return f"cron '{schedule.cron}'{seconds}{zone}"
+    if schedule.every is not None:
+        anchor = f" from {iso_utc(schedule.anchor.timestamp())}" if schedule.anchor else ""
+        return f"every {format_duration(schedule.every)}{anchor}"
+    assert schedule.at is not None
+    return f"at {iso_utc(schedule.at.timestamp())}"

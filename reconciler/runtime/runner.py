@@ -1,0 +1,237 @@
+"""Phases 2 and 3 of a run: execute outside the lock, merge the outcome back under it.
+
+Phase 2 runs the executor with the job's full timeout; a timeout is recorded ``timeout``, a
+cancellation (``Replace``, shutdown, stuck-run clearing) ``interrupted``, an executor that
+raises ``error`` (an executor bug never takes the daemon down). Phase 3 keeps the run's result
+and takes the latest spec; a run whose job was deleted meanwhile is recorded and dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from reconciler.core.errorclass import classify_text
+from reconciler.core.jobview import DesiredJob
+from reconciler.core.outcome import Outcome, RunInfo, merge_finish
+from reconciler.executors.base import RunContext, RunResult
+from reconciler.model.duration import format_duration
+from reconciler.model.enums import ErrorClass
+from reconciler.model.state import JobState, RunFinish, RunningMarker, RunRecord
+from reconciler.runtime.events import Alert
+
+if TYPE_CHECKING:
+    from reconciler.clock import Clock
+    from reconciler.executors.base import Executor
+    from reconciler.runtime.events import EventSink
+    from reconciler.runtime.service import ServiceConfig
+    from reconciler.store import StateWriter
+
+
+@dataclass
+class Flight:
+    """A run in phase 2."""
+
+    record: RunRecord
+    task: asyncio.Task[None] | None = None
+    superseded: bool = False
+    reason: str = "interrupted"
+
+    @property
+    def info(self) -> RunInfo:
+        record = self.record
+        return RunInfo(record.job, record.scheduled_at, record.trigger, record.attempt,
+                       record.started_at)
+
+
+class RunnerMixin:
+    """The run machinery of ``Service``; the attributes below are the service's."""
+
+    writer: StateWriter
+    clock: Clock
+    executor: Executor
+    config: ServiceConfig
+    sink: EventSink
+    lock: asyncio.Lock
+    desired: dict[str, DesiredJob]
+    states: dict[str, JobState]
+    flights: dict[str, list[Flight]]
+    queued_manual: set[str]
+    wake: asyncio.Event
+    accepting: bool
+    abandoned: bool
+
+    def now(self) -> float:
+        raise NotImplementedError
+
+    def _manual_record(self, name: str) -> RunRecord:
+        raise NotImplementedError
+
+    def launch(self, record: RunRecord) -> None:
+        flight = Flight(record)
+        self.flights.setdefault(record.job, []).append(flight)
+        flight.task = asyncio.get_running_loop().create_task(self._fly(flight))
+        self.sink.run_started(record)
+
+    def supersede(self, name: str, reason: str = "interrupted: replaced by a newer run"
+                  ) -> None:
+        for flight in self.flights.get(name, []):
+            if not flight.superseded and flight.task is not None:
+                flight.superseded = True
+                flight.reason = reason
+                flight.task.cancel()
+
+    async def _fly(self, flight: Flight) -> None:
+        outcome, result = await self._execute(flight)
+        if self.abandoned:
+            return
+        async with self.lock:
+            self._land(flight, outcome, result)
+        self.wake.set()
+
+    async def _execute(self, flight: Flight) -> tuple[Outcome, RunResult | None]:
+        desired = self.desired[flight.record.job]
+        timeout = desired.spec.spec.timeout.total_seconds() or None
+        context = self._context(desired, flight.record, timeout)
+        try:
+            result = await asyncio.wait_for(self.executor.execute(context), timeout)
+        except TimeoutError:
+            limit = format_duration(desired.spec.spec.timeout)
+            return Outcome("timeout", self.now(), f"timed out after {limit}",
+                           ErrorClass.TIMEOUT), None
+        except asyncio.CancelledError:
+            if self.abandoned:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            return Outcome("interrupted", self.now(), flight.reason), None
+        except Exception as exc:  # an executor bug must not take the daemon down
+            return Outcome("error", self.now(), f"executor failed: {exc!r}",
+                           ErrorClass.PERMANENT), None
+        if result.status == "ok":
+            return Outcome("ok", self.now()), result
+        error_class = result.error_class or classify_text(result.error)
+        return Outcome("error", self.now(), result.error or "failed", error_class), result
+
+    def _context(self, desired: DesiredJob, record: RunRecord, timeout: float | None
+                 ) -> RunContext:
+        recent = tuple(run for run in self.writer.runs(record.job, limit=self.config.recent_runs
+                                                       + 1) if run.run_id != record.run_id)
+        return RunContext(desired.spec, record.run_id, record.occurrence_key,
+                          record.scheduled_at, record.started_at, record.attempt,
+                          record.trigger, timeout, recent[: self.config.recent_runs])
+
+    def _land(self, flight: Flight, outcome: Outcome, result: RunResult | None) -> None:
+        name = flight.record.job
+        self.flights[name] = [f for f in self.flights.get(name, []) if f is not flight]
+        summary = None if result is None else (result.summary or result.output)
+        finish = RunFinish(flight.record.run_id, name, outcome.finished_at, outcome.status,
+                           outcome.error, outcome.error_class, summary)
+        desired, state = self.desired.get(name), self.states.get(name)
+        if desired is None or state is None:
+            self.writer.finish_run(finish)  # the job was deleted meanwhile: record, drop
+        else:
+            merge = merge_finish(desired, state, flight.info, outcome, flight.superseded)
+            merged = replace(merge.state, running=self._marker_after(name, state,
+                                                                     flight.record.run_id))
+            self.writer.finish_run(replace(finish, job_state=merged))
+            self.states = {**self.states, name: merged}
+            self.on_finished(desired, state, merged, outcome, merge.disabled_now)
+        self.sink.run_finished(replace(
+            flight.record, finished_at=outcome.finished_at, status=outcome.status,
+            error=outcome.error, error_class=outcome.error_class, summary=summary))
+        self._start_queued_manual(name)
+
+    def _marker_after(self, name: str, state: JobState, run_id: str
+                      ) -> RunningMarker | None:
+        if state.running is not None and state.running.run_id != run_id:
+            return state.running
+        others = [f for f in self.flights.get(name, []) if not f.superseded]
+        if not others:
+            return None
+        newest = others[-1].record
+        return RunningMarker(newest.run_id, newest.started_at)
+
+    def _start_queued_manual(self, name: str) -> None:
+        if name not in self.queued_manual or self.flights.get(name):
+            return
+        self.queued_manual.discard(name)
+        if name in self.desired and name in self.states and self.accepting:
+            self.launch(self._manual_record(name))
+
+    def on_finished(self, desired: DesiredJob, before: JobState, after: JobState,
+                    outcome: Outcome, disabled_now: bool) -> None:
+        if disabled_now:
+            self.sink.alert(Alert(after.name, outcome.finished_at, "auto-disabled",
+                                  f"{after.name} disabled: {after.disabled_reason}"))
+
+    def on_schedule_checked(self, before: JobState, after: JobState, now: float
+                            ) -> None:
+        if after.disabled and not before.disabled:
+            self.sink.alert(Alert(after.name, now, "auto-disabled",
+                                  f"{after.name} disabled: {after.disabled_reason}"))
+
+    # ---- stale and stuck runs, shutdown ----------------------------------------------------
+
+    def clear_markers(self, now: float, older_than: float | None) -> None:
+        """Runs whose marker no live flight owns (a crash) or that run past ``older_than``
+        seconds (stuck) are recorded ``interrupted``; they count as transient failures."""
+        for name, state in list(self.states.items()):
+            marker = state.running
+            if marker is None:
+                continue
+            mine = [f for f in self.flights.get(name, []) if f.record.run_id == marker.run_id]
+            if older_than is not None and now - marker.started_at <= older_than:
+                continue
+            if not mine:
+                self._record_interrupted(name, state, marker, now)
+            elif older_than is not None:
+                limit = format_duration(timedelta(seconds=older_than))
+                for flight in mine:
+                    self.supersede_one(flight, f"interrupted: stuck for more than {limit}")
+
+    def supersede_one(self, flight: Flight, reason: str) -> None:
+        if flight.task is not None and not flight.task.done():
+            flight.reason = reason
+            flight.task.cancel()
+
+    def _record_interrupted(self, name: str, state: JobState, marker: RunningMarker,
+                            now: float) -> None:
+        record = self.writer.run(marker.run_id)
+        message = "interrupted: the reconciler stopped during the run"
+        if record is None or record.status is not None:
+            cleared = replace(state, running=None)
+            self.writer.put_job(cleared)
+            self.states = {**self.states, name: cleared}
+            return
+        flight = Flight(record, reason=message)
+        self.flights.setdefault(name, []).append(flight)
+        self._land(flight, Outcome("interrupted", now, message), None)
+
+    async def shutdown(self, grace: float) -> None:
+        """Stop starting runs, give running ones ``grace`` seconds, interrupt the rest."""
+        self.accepting = False
+        tasks = [f.task for flights in self.flights.values() for f in flights if f.task]
+        if tasks and grace > 0:
+            await asyncio.wait(tasks, timeout=grace)
+        for flights in list(self.flights.values()):
+            for flight in flights:
+                self.supersede_one(flight, "interrupted: the reconciler shut down")
+        remaining = [f.task for flights in self.flights.values() for f in flights if f.task]
+        if remaining:
+            await asyncio.gather(*remaining, return_exceptions=True)
+
+    async def abandon(self) -> None:
+        """Vanish like a killed process: runs stay marked running in the store."""
+        self.abandoned = True
+        self.accepting = False
+        tasks = [f.task for flights in self.flights.values() for f in flights if f.task]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self.flights.clear()
+

@@ -1,0 +1,311 @@
+"""The service: one serialized writer, a timer, and three-phase runs (DESIGN §3.4).
+
+Every state mutation happens under one ``asyncio.Lock`` (the Python twin of a promise chain):
+applying specs, deciding what is due, starting runs (phase 1), merging their outcomes
+(phase 3), manual triggers. Runs execute outside the lock (phase 2), so reads and other jobs
+never wait for a running job. The in-memory view mirrors the store and is replaced, never
+mutated in place, so ``snapshot()`` is always consistent without taking the lock.
+
+The timer arms one wake-up for the earliest effective fire, never more than 60 s away (a clock
+jump or a suspended laptop is noticed) and never less than 2 s when the earliest fire is
+already past due and waiting (no hot loop); a run finishing wakes it early. Ticks never
+overlap: one loop calls them in turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from reconciler.clock import Clock
+from reconciler.core.due import Activity, Decision, Due, resolve_due
+from reconciler.core.identity import manual_occurrence_key, occurrence_key, run_id
+from reconciler.core.jobview import DesiredJob
+from reconciler.core.plan import JobChange, compute_pending, plan
+from reconciler.executors.base import Executor
+from reconciler.model.enums import ConcurrencyPolicy
+from reconciler.model.state import JobState, RunningMarker, RunRecord, RunStart, SkipRecord
+from reconciler.runtime.events import CollectingSink, EventSink
+from reconciler.runtime.runner import Flight, RunnerMixin
+from reconciler.store import StateWriter, WriteTx
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    max_concurrent_runs: int = 4
+    catchup_burst: int = 5  # catch-up runs that may start at once after a restart
+    catchup_spacing: float = 5.0  # seconds between the rest, earliest-due first
+    max_timer_delay: float = 60.0
+    past_due_delay: float = 2.0
+    stuck_after: float = 7200.0  # a running marker older than this is cleared
+    recent_runs: int = 3  # how many past runs an executor sees as the job's memory
+
+
+@dataclass(frozen=True)
+class TriggerResult:
+    status: str  # started | queued | already-running | suspended | disabled | unknown-job
+    run_id: str | None = None
+    message: str = ""
+
+
+class Service(RunnerMixin):
+    def __init__(
+        self, writer: StateWriter, clock: Clock, executor: Executor,
+        config: ServiceConfig | None = None, sink: EventSink | None = None,
+    ) -> None:
+        self.writer = writer
+        self.clock = clock
+        self.executor = executor
+        self.config = config or ServiceConfig()
+        self.sink: EventSink = sink or CollectingSink()
+        self.lock = asyncio.Lock()
+        self.desired: dict[str, DesiredJob] = {}
+        self.states: dict[str, JobState] = {}
+        self.flights: dict[str, list[Flight]] = {}
+        self.hold_until: dict[str, float] = {}
+        self.queued_manual: set[str] = set()
+        self.wake = asyncio.Event()
+        self.accepting = True
+        self.abandoned = False
+        self.ready = False
+        self.started_at = float("-inf")
+
+    def now(self) -> float:
+        # Fires sit on whole milliseconds; rounding keeps float noise from making a fire
+        # look a hair in the future when the timer wakes exactly on it.
+        return round(self.clock.now(), 6)
+
+    def snapshot(self) -> Mapping[str, JobState]:
+        """The current state of every job, consistent, without waiting for anything."""
+        return self.states
+
+    # ---- reconcile -------------------------------------------------------------------------
+
+    async def start(self, desired: Mapping[str, DesiredJob]) -> list[JobChange]:
+        """Load the state, clear markers left by a previous process, reconcile, and plan the
+        startup catch-up (at most ``catchup_burst`` at once, the rest spaced out)."""
+        async with self.lock:
+            now = self.now()
+            self.started_at = now
+            self.states = {state.name: state for state in self.writer.jobs()}
+            self.desired = dict(desired)
+            self.clear_markers(now, older_than=None)
+            changes = self._apply_locked(desired, now)
+            self._plan_startup(now)
+            self.ready = True
+        self.wake.set()
+        return changes
+
+    async def apply(self, desired: Mapping[str, DesiredJob]) -> list[JobChange]:
+        async with self.lock:
+            changes = self._apply_locked(desired, self.now())
+        self.wake.set()
+        return changes
+
+    def _apply_locked(self, desired: Mapping[str, DesiredJob], now: float) -> list[JobChange]:
+        changes = plan(desired, self.states, now)
+        states = dict(self.states)
+        with self.writer.transaction() as tx:
+            for change in changes:
+                if change.kind == "removed":
+                    tx.delete_job(change.name)
+                    states.pop(change.name, None)
+                elif change.state is not None and change.state != self.states.get(change.name):
+                    kept = self._keep_marker(change.state)
+                    tx.put_job(kept)
+                    states[change.name] = kept
+        self.states = states
+        self.desired = dict(desired)
+        self.sink.reconciled([c for c in changes if c.kind != "unchanged"], now)
+        return changes
+
+    def _keep_marker(self, state: JobState) -> JobState:
+        current = self.states.get(state.name)
+        return replace(state, running=current.running if current else None)
+
+    def _plan_startup(self, now: float) -> None:
+        due = sorted(
+            (state.next_effective_at, name) for name, state in self.states.items()
+            if state.next_effective_at is not None and state.next_effective_at <= now
+            and not state.disabled and name in self.desired
+        )
+        for index, (_, name) in enumerate(due):
+            if index >= self.config.catchup_burst:
+                waves = index - self.config.catchup_burst + 1
+                self.hold_until[name] = now + waves * self.config.catchup_spacing
+
+    # ---- ticks -----------------------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """Decide and start everything that is due, in order of due time."""
+        async with self.lock:
+            if not self.accepting:
+                return
+            now = self.now()
+            self.clear_markers(now, older_than=self.config.stuck_after)
+            self._retry_schedule_errors(now)
+            started: list[tuple[Due, RunRecord]] = []
+            states = dict(self.states)
+            skips: list[SkipRecord] = []
+            with self.writer.transaction() as tx:
+                for name in self._due_names(now):
+                    decision = resolve_due(self.desired[name], states[name], now,
+                                           self._activity(name))
+                    if decision is None or decision.wait:
+                        continue
+                    if decision.start and not self._has_capacity(len(started), decision):
+                        continue  # waits, in order of due time, for a free slot
+                    states[name] = self._commit(tx, decision, now, skips, started)
+            self.states = states
+        for skip in skips:
+            self.sink.skipped(skip)
+        for _, record in started:
+            self.launch(record)
+
+    def _due_names(self, now: float) -> list[str]:
+        due = []
+        for name, state in self.states.items():
+            effective = state.next_effective_at
+            if effective is None or effective > now or name not in self.desired:
+                continue
+            if self.hold_until.get(name, 0.0) > now:
+                continue
+            due.append((effective, name))
+        return [name for _, name in sorted(due)]
+
+    def _activity(self, name: str) -> Activity:
+        flights = [f for f in self.flights.get(name, []) if not f.superseded]
+        return Activity(
+            running=len(flights),
+            running_catchup=any(f.record.trigger == "catchup" for f in flights),
+            started_at=self.started_at,
+        )
+
+    def _has_capacity(self, starting: int, decision: Decision) -> bool:
+        running = sum(len(flights) for flights in self.flights.values())
+        freed = len(self.flights.get(decision.state.name, [])) if decision.interrupt_running \
+            else 0
+        return running - freed + starting < self.config.max_concurrent_runs
+
+    def _commit(
+        self, tx: WriteTx, decision: Decision, now: float, skips: list[SkipRecord],
+        started: list[tuple[Due, RunRecord]],
+    ) -> JobState:
+        name = decision.state.name
+        for skip in decision.skips:
+            skip_record = SkipRecord(name, skip.fire.nominal, skip.reason, now)
+            tx.record_skip(skip_record)
+            skips.append(skip_record)
+        state = replace(decision.state, running=self.states[name].running)
+        if decision.interrupt_running:
+            self.supersede(name)
+        if decision.start is not None:
+            record = self._start_record(decision.start, now)
+            state = replace(state, running=RunningMarker(record.run_id, now))
+            tx.put_job(state)
+            tx.start_run(_run_start(record))
+            started.append((decision.start, record))
+            self.hold_until.pop(name, None)
+        else:
+            tx.put_job(state)
+        return state
+
+    def _start_record(self, due: Due, now: float) -> RunRecord:
+        key = occurrence_key(due.name, due.fire.nominal)
+        return RunRecord(run_id(key, due.attempt), key, due.name, due.fire.nominal, now,
+                         attempt=due.attempt, trigger=due.trigger)
+
+    def _retry_schedule_errors(self, now: float) -> None:
+        broken = [name for name, state in self.states.items()
+                  if state.schedule_errors and not state.disabled and name in self.desired]
+        for name in broken:
+            state = compute_pending(self.desired[name], self.states[name], now)
+            self.writer.put_job(state)
+            self.states = {**self.states, name: state}
+            self.on_schedule_checked(self.states[name], state, now)
+
+    # ---- manual triggers -------------------------------------------------------------------
+
+    async def trigger(self, name: str, force: bool = False) -> TriggerResult:
+        """Run a job now (trigger ``manual``), honouring its concurrency policy; never shifts
+        its schedule. A suspended or disabled job runs only with ``force``."""
+        async with self.lock:
+            desired, state = self.desired.get(name), self.states.get(name)
+            if desired is None or state is None:
+                return TriggerResult("unknown-job", message=f"no job named {name!r}")
+            if desired.spec.spec.suspend and not force:
+                return TriggerResult("suspended", message="job is suspended: use --force")
+            if state.disabled and not force:
+                return TriggerResult("disabled", message=f"job is disabled "
+                                     f"({state.disabled_reason}): use --force")
+            refusal = self._manual_refusal(desired, name)
+            if refusal is not None:
+                return refusal
+            record = self._manual_record(name)
+        self.launch(record)
+        return TriggerResult("started", record.run_id)
+
+    def _manual_refusal(self, desired: DesiredJob, name: str) -> TriggerResult | None:
+        running = len([f for f in self.flights.get(name, []) if not f.superseded])
+        if not running:
+            return None
+        policy = desired.spec.spec.concurrency_policy
+        if policy is ConcurrencyPolicy.REPLACE:
+            self.supersede(name)
+            return None
+        if policy is ConcurrencyPolicy.ALLOW and running < desired.spec.spec.max_concurrent:
+            return None
+        if policy is ConcurrencyPolicy.QUEUE and name not in self.queued_manual:
+            self.queued_manual.add(name)
+            return TriggerResult("queued", message="will run when the current run finishes")
+        return TriggerResult("already-running", message="a run of this job is in progress")
+
+    def _manual_record(self, name: str) -> RunRecord:
+        now = self.now()
+        key = manual_occurrence_key(name, now)
+        record = RunRecord(run_id(key, 1), key, name, None, now, attempt=1, trigger="manual")
+        state = self.states[name]
+        with self.writer.transaction() as tx:
+            tx.start_run(_run_start(record))
+        self.states = {**self.states, name: replace(
+            state, running=RunningMarker(record.run_id, now))}
+        return record
+
+    # ---- the timer -------------------------------------------------------------------------
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        """Tick, sleep until the next fire (bounded), repeat until ``stop`` is set."""
+        while not stop.is_set():
+            self.wake.clear()
+            await self.tick()
+            delay = self.next_delay()
+            stopper = asyncio.ensure_future(stop.wait())
+            waker = asyncio.ensure_future(self.wake.wait())
+            try:
+                await asyncio.wait({stopper, waker}, timeout=delay,
+                                   return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopper.cancel()
+                waker.cancel()
+
+    def next_delay(self) -> float:
+        now = self.now()
+        earliest: float | None = None
+        for name, state in self.states.items():
+            if state.disabled or state.next_effective_at is None or name not in self.desired:
+                continue
+            at = max(state.next_effective_at, self.hold_until.get(name, 0.0))
+            earliest = at if earliest is None else min(earliest, at)
+        if earliest is None:
+            return self.config.max_timer_delay
+        delay = earliest - now
+        if delay <= 0:
+            return self.config.past_due_delay
+        return min(delay, self.config.max_timer_delay)
+
+
+def _run_start(record: RunRecord) -> RunStart:
+    return RunStart(record.run_id, record.job, record.occurrence_key, record.scheduled_at,
+                    record.started_at, record.attempt, record.trigger)
+
