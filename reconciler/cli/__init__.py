@@ -22,6 +22,8 @@ EXIT_USAGE = 2
 # One module per command; each adds its own sub-parser.
 COMMAND_MODULES = [
     "reconciler.cli.validate_cmd",
+    "reconciler.cli.migrate_cmd",
+    "reconciler.cli.import_cmd",
     "reconciler.cli.schema_cmd",
     "reconciler.cli.next_cmd",
 ]
