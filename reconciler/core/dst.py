@@ -53,6 +53,8 @@ def fire_note(cron: CronSchedule, nominal: int) -> str | None:
     wall = local_wall(cron.zone, nominal)
     first, second = wall_instants(cron.zone, wall)
     if first < second:
+        if cron.fixed_time:
+            return f"DST: {_clock(wall)} happens twice that day; runs only this 1st time"
         which = "1st" if nominal == first else "2nd"
         return f"DST: {_clock(wall)} happens twice that day; this is the {which} time"
     before, after = offset_at(cron.zone, nominal - 1), offset_at(cron.zone, nominal)
