@@ -12,9 +12,14 @@ pruned.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from reconciler.errors import StateError
+
 DAY = 86_400.0
+ENV_RUNS = "RECONCILER_HISTORY_RUNS"
+ENV_DAYS = "RECONCILER_HISTORY_DAYS"
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,21 @@ class Retention:
     def __post_init__(self) -> None:
         if self.max_runs < 1 or self.max_age <= 0 or self.batch < 1:
             raise ValueError(f"retention limits must be positive: {self}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Retention:
+        """The defaults, overridden by ``RECONCILER_HISTORY_RUNS`` (runs kept per job) and
+        ``RECONCILER_HISTORY_DAYS`` (days of history kept) where they are set."""
+        defaults = cls()
+        try:
+            runs = int(environ.get(ENV_RUNS, defaults.max_runs))
+            days = float(environ.get(ENV_DAYS, defaults.max_age / DAY))
+            return cls(max_runs=runs, max_age=days * DAY)
+        except ValueError as exc:
+            raise StateError(
+                f"bad history retention ({ENV_RUNS}={environ.get(ENV_RUNS)!r}, "
+                f"{ENV_DAYS}={environ.get(ENV_DAYS)!r}): both must be positive numbers"
+            ) from exc
 
 
 def prune_job_runs(conn: sqlite3.Connection, job: str, policy: Retention) -> int:

@@ -73,9 +73,12 @@ class StateWriter:
     ) -> StateWriter:
         """Lock, check, back up, migrate and open the state in ``state_dir`` for writing.
 
-        ``now`` is recorded in the lock file as the writer's start. ``durable=False`` skips the
-        fsyncs, for throwaway states only (``simulate``'s scratch copy): a crash may then lose
-        recent commits, though never corrupt the database. Raises ``StateLockedError``
+        ``now`` is recorded in the lock file as the writer's start. ``retention`` defaults to
+        ``Retention.from_env(os.environ)``: 2,000 runs and 90 days per job unless
+        ``RECONCILER_HISTORY_RUNS`` / ``RECONCILER_HISTORY_DAYS`` say otherwise.
+        ``durable=False`` skips the fsyncs, for throwaway states only (``simulate``'s scratch
+        copy): a crash may then lose recent commits, though never corrupt the database.
+        Raises ``StateLockedError``
         at once if another writer holds the directory, ``StateVersionTooNew`` if a newer
         reconciler wrote it (nothing is changed then), ``StateError`` if it cannot be used.
         """
@@ -94,7 +97,8 @@ class StateWriter:
             conn.close()
             lock.release()
             raise
-        return cls(conn, lock, paths, retention or Retention(), old, backup)
+        policy = retention or Retention.from_env(os.environ)
+        return cls(conn, lock, paths, policy, old, backup)
 
     @property
     def holder(self) -> LockHolder:

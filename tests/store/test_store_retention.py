@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.errors import StateError
 from reconciler.model.state import Delivery, RunFinish, RunStart, SkipRecord
 from reconciler.store import Retention, StateWriter
 from reconciler.store.retention import DAY
@@ -39,6 +40,24 @@ def test_defaults_are_documented_values() -> None:
     assert Retention() == Retention(max_runs=2_000, max_age=90 * DAY, batch=64)
     with pytest.raises(ValueError):
         Retention(max_runs=0)
+
+
+def test_limits_come_from_the_environment_when_not_given() -> None:
+    assert Retention.from_env({}) == Retention()
+    env = {"RECONCILER_HISTORY_RUNS": "50", "RECONCILER_HISTORY_DAYS": "7.5"}
+    assert Retention.from_env(env) == Retention(max_runs=50, max_age=7.5 * DAY)
+    with pytest.raises(StateError, match="RECONCILER_HISTORY_DAYS='-1'"):
+        Retention.from_env({"RECONCILER_HISTORY_DAYS": "-1"})
+    with pytest.raises(StateError, match="positive numbers"):
+        Retention.from_env({"RECONCILER_HISTORY_RUNS": "lots"})
+
+
+def test_the_writer_reads_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECONCILER_HISTORY_RUNS", "3")
+    with StateWriter.open(tmp_path, now=T0) as writer:
+        for n in range(6):
+            _run(writer, "a", n, T0 + n)
+        assert _count(writer, "runs", "a") == 3
 
 
 def test_count_limit_keeps_the_newest_runs_per_job(small: StateWriter) -> None:
