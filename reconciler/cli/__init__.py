@@ -25,6 +25,10 @@ COMMAND_MODULES = [
     "reconciler.cli.migrate_cmd",
     "reconciler.cli.import_cmd",
     "reconciler.cli.schema_cmd",
+    "reconciler.cli.crd_cmd",
+    "reconciler.cli.simulate_cmd",
+    "reconciler.cli.plan_cmd",
+    "reconciler.cli.status_cmd",
     "reconciler.cli.next_cmd",
 ]
 

@@ -13,11 +13,9 @@ A ``stop`` is abrupt, like a killed process: runs in flight stay marked running,
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from reconciler.core.jobview import DesiredJob
@@ -28,7 +26,7 @@ from reconciler.model.state import JobState, RunRecord
 from reconciler.runtime.events import CollectingSink
 from reconciler.runtime.service import Service, ServiceConfig
 from reconciler.runtime.virtual import LoopClock, run_virtual
-from reconciler.store import StatePaths, StateWriter
+from reconciler.store import StatePaths, StateReader, StateWriter
 
 ACTIONS = ("stop", "start", "trigger", "apply")
 
@@ -98,19 +96,10 @@ def run_simulation(simulation: Simulation) -> SimReport:
 
 
 def _copy_state(source: str, target: str) -> None:
-    """Copy a state database without writing a byte of the source (read-only URI)."""
-    database = StatePaths.of(source).db
-    if not database.exists():
-        return
-    destination = StatePaths.of(target)
-    Path(destination.root).mkdir(parents=True, exist_ok=True)
-    reader = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
-    writer = sqlite3.connect(destination.db)
-    try:
-        reader.backup(writer)
-    finally:
-        reader.close()
-        writer.close()
+    """A scratch copy of an existing state; not a byte of the source changes."""
+    with StateReader.open(source) as reader:
+        if reader.exists:
+            reader.copy_to(StatePaths.of(target).db)
 
 
 class _Driver:

@@ -1,0 +1,146 @@
+"""The service on virtual time: startup spacing, triggers, deletions, reads during runs."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from datetime import timedelta
+
+from reconciler.executors.scripted import ScriptedExecutor, ScriptedOutcome
+from reconciler.runtime.events import CollectingSink
+from reconciler.runtime.service import Service
+from reconciler.runtime.virtual import LoopClock, run_virtual
+from reconciler.store import StateReader, StateWriter
+from tests.engine.helpers import at, job, jobs
+
+
+def _service(writer: StateWriter, start: float, executor: ScriptedExecutor | None = None,
+             sink: CollectingSink | None = None) -> Service:
+    clock = LoopClock(asyncio.get_running_loop(), start)
+    return Service(writer, clock, executor or ScriptedExecutor({}), sink=sink)
+
+
+async def _sleep_until(service: Service, instant: float) -> None:
+    await asyncio.sleep(max(0.0, instant - service.clock.now()))
+
+
+def test_restart_with_12_due_jobs_starts_5_at_once_then_every_5s(tmp_path: Path) -> None:
+    desired = jobs(*[job(f"job-{i:02d}", {"every": "1h", "anchor": f"2026-01-05T07:00:{i:02d}Z"})
+                     for i in range(12)])
+    start = at("2026-01-05T08:00:30")
+
+    async def scenario() -> list[float]:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            first = _service(writer, start)
+            await first.start(desired)
+            await first.abandon()  # down from 08:00:30 to 11:01:00
+            await _sleep_until(first, at("2026-01-05T11:01:00"))
+            sink = CollectingSink()
+            second = Service(writer, first.clock, ScriptedExecutor({}), sink=sink)
+            await second.start(desired)
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(second.run_forever(stop))
+            await _sleep_until(second, at("2026-01-05T11:01:00") + 40)
+            stop.set()
+            await timer
+            await second.abandon()
+            return sorted(run.started_at for run in sink.started)
+
+    starts = run_virtual(scenario())
+    base = at("2026-01-05T11:01:00")
+    # Five at once, then one every 5 s, earliest-due first.
+    assert [round(s - base, 3) for s in starts] == [0, 0, 0, 0, 0, 5, 10, 15, 20, 25, 30, 35]
+
+
+def test_job_deleted_while_running_is_recorded_and_dropped(tmp_path: Path) -> None:
+    start = at("2026-01-05T08:59:00")
+    slow = job("slow", {"every": "1h", "anchor": "2026-01-05T08:00:00Z"})
+    executor = ScriptedExecutor({"slow": [ScriptedOutcome(duration=timedelta(minutes=10))]})
+
+    async def scenario() -> None:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            service = _service(writer, start, executor)
+            await service.start(jobs(slow))
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _sleep_until(service, at("2026-01-05T09:05:00"))
+            await service.apply({})  # the spec is deleted mid-run
+            await _sleep_until(service, at("2026-01-05T09:20:00"))
+            stop.set()
+            await timer
+            assert writer.job("slow") is None
+            (run,) = writer.runs("slow")
+            assert run.status == "ok" and run.finished_at == at("2026-01-05T09:10:00")
+
+    run_virtual(scenario())
+
+
+def test_manual_trigger_honours_forbid_and_suspend(tmp_path: Path) -> None:
+    start = at("2026-01-05T08:59:00")
+    busy = job("busy", {"every": "1h", "anchor": "2026-01-05T08:00:00Z"})
+    paused = job("paused", {"every": "1h"}, suspend=True)
+    executor = ScriptedExecutor({"busy": [ScriptedOutcome(duration=timedelta(minutes=10))]})
+
+    async def scenario() -> None:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            service = _service(writer, start, executor)
+            await service.start(jobs(busy, paused))
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _sleep_until(service, at("2026-01-05T09:01:00"))
+            assert (await service.trigger("busy")).status == "already-running"
+            assert (await service.trigger("paused")).status == "suspended"
+            assert (await service.trigger("paused", force=True)).status == "started"
+            assert (await service.trigger("nope")).status == "unknown-job"
+            await _sleep_until(service, at("2026-01-05T09:30:00"))
+            stop.set()
+            await timer
+            (manual,) = writer.runs("paused")
+            assert manual.trigger == "manual" and manual.scheduled_at is None
+            assert manual.status == "ok"
+
+    run_virtual(scenario())
+
+
+def test_reads_never_wait_for_a_running_job_and_stay_consistent(tmp_path: Path) -> None:
+    start = at("2026-01-05T08:59:59")
+    many = [job(f"j{i}", {"every": "1m", "anchor": "2026-01-05T08:00:00Z"}) for i in range(6)]
+    executor = ScriptedExecutor({f"j{i}": [ScriptedOutcome(duration=timedelta(seconds=7 * i))
+                                           for _ in range(30)] for i in range(6)})
+    seen: list[tuple[int, int]] = []
+
+    async def reader_loop(service: Service, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            # The service's own view: taken without the lock, never blocked by a run.
+            snapshot = service.snapshot()
+            assert all(state.name for state in snapshot.values())
+            # A separate read-only snapshot of the store: every marker names an open run.
+            with StateReader.open(tmp_path) as reader:
+                for state in reader.jobs():
+                    if state.running is not None:
+                        run = reader.run(state.running.run_id)
+                        assert run is not None and run.status is None
+                running = sum(1 for s in reader.jobs() if s.running)
+                seen.append((running, len(reader.jobs())))
+            await asyncio.sleep(0.5)
+
+    async def scenario() -> None:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            service = _service(writer, start, executor)
+            await service.start(jobs(*many))
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            reads = asyncio.ensure_future(reader_loop(service, stop))
+            await _sleep_until(service, at("2026-01-05T09:10:00"))
+            async with service.lock:
+                # While the writer's lock is held, a read of the snapshot still answers.
+                assert len(service.snapshot()) == 6
+            stop.set()
+            await asyncio.gather(timer, reads)
+            await service.abandon()
+
+    run_virtual(scenario())
+    assert len(seen) > 1000
+    assert any(running > 0 for running, _ in seen)
+    assert all(total == 6 for _, total in seen)
