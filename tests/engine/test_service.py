@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
-
 from datetime import timedelta
+from pathlib import Path
 
 from reconciler.executors.scripted import ScriptedExecutor, ScriptedOutcome
 from reconciler.runtime.events import CollectingSink
