@@ -9,18 +9,23 @@ derived by hand from OpenClaw's rules (seeds/003, openclaw-store.md):
   when now is before it);
 * at: the instant itself until it has run.
 
-The reconciler side is ``reconciler.core.schedule.next_fire`` over the imported state, and the
-seeded ``next_effective_at`` the store receives.
+The reconciler side is the engine itself: ``core.plan.reconcile_job`` over the imported spec and
+state (which must keep the state: the job is known and unchanged) gives the pending fire, and
+``core.schedule.next_fire`` over the engine's view of the state gives the fire after it.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import pytest
 
+from reconciler.core.jobview import DesiredJob, pending_fire, schedule_state
+from reconciler.core.plan import reconcile_job
 from reconciler.core.schedule import next_fire
 from reconciler.model.job import ScheduledJob
+from reconciler.model.state import JobState
 from reconciler.sources.openclaw.importer import ImportedJob, ImportResult
 from reconciler.sources.openclaw.state import openclaw_offset_ms
 from tests.openclaw.conftest import NOW
@@ -58,10 +63,37 @@ EXPECTED_MS = {
 # (2026-05-30T10:00Z, ok) and was disabled, as OpenClaw does after a successful one-shot
 SUSPENDED = {"legacy-0002", "split-0004"}
 
+M = 60_000
+# The fire after that one, once it has run: the same rules one step further. One-shots are spent.
+# For the staggered cron jobs only the slot is compared (the offset is keyed by name here).
+FOLLOWING_MS: dict[str, int | None] = {
+    "a1b2c3d4-0001-4000-8000-000000000001": EXPECTED_MS[
+        "a1b2c3d4-0001-4000-8000-000000000001"] + 24 * H,
+    "legacy-0003": None,
+    "legacy-0004": 1_780_272_000_000 + 1 * H,           # slot 01:00Z
+    "legacy-0005": EXPECTED_MS["legacy-0005"] + 50 * M,
+    "legacy-0006": EXPECTED_MS["legacy-0006"] + 24 * H,
+    "legacy-0007": None,
+    "legacy-0009": EXPECTED_MS["legacy-0009"] + 24 * H,
+    "split-0001": EXPECTED_MS["split-0001"] + 7 * 24 * H,
+    "split-0002": 1_780_272_000_000 + 2 * H,            # slot 02:00Z
+    "split-0003": EXPECTED_MS["split-0003"] + 35 * M,
+}
+
 
 def _jobs(inline: ImportResult, split: ImportResult) -> dict[str, ImportedJob]:
     return {job.openclaw_id: job for result in (inline, split) for job in result.jobs
             if job.document is not None}
+
+
+def _engine(job: ImportedJob) -> tuple[DesiredJob, JobState]:
+    """What the engine does with the imported spec and state at NOW."""
+    assert job.document is not None and job.state is not None
+    desired = DesiredJob.of(ScheduledJob.model_validate(job.document))
+    change = reconcile_job(desired, job.state.job_state, desired.name, NOW)
+    assert change.kind == "unchanged", "the engine must keep the carried-over state"
+    assert change.state is not None
+    return desired, change.state
 
 
 def test_offsets_used_above_are_openclaws() -> None:
@@ -73,56 +105,65 @@ def test_offsets_used_above_are_openclaws() -> None:
 
 def test_every_imported_job_is_covered(inline: ImportResult, split: ImportResult) -> None:
     assert set(_jobs(inline, split)) == set(EXPECTED_MS) | SUSPENDED
+    assert set(FOLLOWING_MS) == set(EXPECTED_MS)
 
 
 @pytest.mark.parametrize("job_id", sorted(EXPECTED_MS))
 def test_next_fire_equals_openclaws(job_id: str, inline: ImportResult,
                                     split: ImportResult) -> None:
-    imported = _jobs(inline, split)[job_id]
-    assert imported.document is not None and imported.state is not None
-    spec = ScheduledJob.model_validate(imported.document)
-    expected = EXPECTED_MS[job_id] / 1000
-    fire = next_fire(spec.name, spec.spec.schedule, imported.state.schedule_state(), NOW)
-    assert fire is not None
-    seeded = imported.state.job_state.next_effective_at
-    if seeded is not None:
-        assert seeded == expected  # the store is seeded with OpenClaw's own next run
-    stagger = spec.spec.schedule.stagger
-    if stagger:
-        # Same slot; the offset inside the window is keyed by name here, by id in OpenClaw
-        oc_offset = openclaw_offset_ms(job_id, int(stagger.total_seconds() * 1000)) / 1000
-        assert fire.nominal == expected - oc_offset
-        assert imported.state.job_state.next_nominal_at == fire.nominal
-        assert 0 <= fire.effective - fire.nominal < stagger.total_seconds()
+    _, state = _engine(_jobs(inline, split)[job_id])
+    pending = pending_fire(state)
+    assert pending is not None
+    assert pending.effective == EXPECTED_MS[job_id] / 1000
+
+
+@pytest.mark.parametrize("job_id", sorted(EXPECTED_MS))
+def test_the_fire_after_it_equals_openclaws(job_id: str, inline: ImportResult,
+                                            split: ImportResult) -> None:
+    desired, state = _engine(_jobs(inline, split)[job_id])
+    pending = pending_fire(state)
+    assert pending is not None
+    ran = replace(state, last_nominal_at=pending.nominal, last_started_at=pending.effective,
+                  last_finished_at=pending.effective + 1, last_status="ok")
+    schedule = desired.spec.spec.schedule
+    following = next_fire(desired.name, schedule, schedule_state(desired, ran),
+                          pending.effective)
+    expected = FOLLOWING_MS[job_id]
+    if expected is None:
+        assert following is None
+        return
+    assert following is not None
+    if schedule.stagger:
+        assert following.nominal == expected / 1000
+        assert 0 <= following.effective - following.nominal < schedule.stagger.total_seconds()
     else:
-        assert fire.effective == expected
+        assert following.effective == expected / 1000
 
 
 @pytest.mark.parametrize("job_id", sorted(EXPECTED_MS))
 def test_the_last_run_is_not_repeated(job_id: str, inline: ImportResult,
                                       split: ImportResult) -> None:
     """Even asked from just before the last run, the schedule never offers its slot again."""
-    imported = _jobs(inline, split)[job_id]
-    assert imported.state is not None and imported.document is not None
-    state = imported.state
-    if state.last_nominal is None:
+    desired, state = _engine(_jobs(inline, split)[job_id])
+    last = state.last_nominal_at
+    if last is None:
         return
-    spec = ScheduledJob.model_validate(imported.document)
-    assert state.job_state.last_nominal_at == state.last_nominal
-    fire = next_fire(spec.name, spec.spec.schedule, state.schedule_state(),
-                     state.last_nominal - 1)
-    assert fire is not None and fire.nominal > state.last_nominal
+    fire = next_fire(desired.name, desired.spec.spec.schedule, schedule_state(desired, state),
+                     last - 1)
+    assert fire is not None and fire.nominal > last
 
 
-def test_suspended_job_has_no_seeded_next(inline: ImportResult) -> None:
+def test_suspended_job_keeps_its_schedule(inline: ImportResult) -> None:
     (job,) = [j for j in inline.jobs if j.openclaw_id == "legacy-0002"]
-    assert job.state is not None and job.state.job_state.next_effective_at is None
+    _, state = _engine(job)
+    assert state.suspended_since is not None
+    # OpenClaw would compute no next run; the engine keeps the slot and records it as
+    # skipped (suspended) when it passes, so resuming never catches up a pile of slots
+    assert state.next_nominal_at is not None
 
 
 def test_spent_one_shot_never_fires_again(split: ImportResult) -> None:
     (job,) = [j for j in split.jobs if j.openclaw_id == "split-0004"]
-    assert job.document is not None and job.state is not None
-    spec = ScheduledJob.model_validate(job.document)
-    assert spec.spec.suspend and spec.spec.delete_after_run is False
-    assert job.state.job_state.last_status == "ok"
-    assert next_fire(spec.name, spec.spec.schedule, job.state.schedule_state(), NOW) is None
+    desired, state = _engine(job)
+    assert desired.spec.spec.suspend and desired.spec.spec.delete_after_run is False
+    assert state.last_status == "ok" and pending_fire(state) is None

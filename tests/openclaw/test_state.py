@@ -31,7 +31,6 @@ def test_last_status_alias_and_last_slot(inline: ImportResult) -> None:
     assert state is not None
     assert state.job_state.last_status == "error"
     # ran at 23:01:07.646Z (23:00Z + OpenClaw's offset): its slot is 23:00Z
-    assert state.last_nominal == 1_780_268_400.0
     assert state.job_state.last_nominal_at == 1_780_268_400.0
     assert state.job_state.consecutive_errors == 2
     assert state.job_state.last_alert_at is None  # 0 means never
@@ -69,9 +68,22 @@ def test_interval_without_anchor_gets_the_grid_point_before_next(tmp_path: objec
         "spec": {"schedule": {"every": "1h"}, "run": {"message": {"text": "hi"}}}})
     job = {"id": "x", "schedule": {"kind": "every", "everyMs": 3_600_000},
            "state": {"nextRunAtMs": 1_780_275_600_000}}
-    state = import_state(job, spec)
+    state = import_state(job, spec, 1_780_272_000.0)
     assert state.job_state.anchor == 1_780_275_600 - timedelta(hours=1).total_seconds()
     from reconciler.core.schedule import next_fire
 
     fire = next_fire("x", spec.spec.schedule, state.schedule_state(), 1_780_272_000.0)
     assert fire is not None and fire.effective == 1_780_275_600.0
+
+
+def test_job_without_next_run_gets_the_engines_first_fire(inline: ImportResult) -> None:
+    # nextRunAtMs 0 means "not scheduled" (#63507): computed as for a new job
+    state = _job(inline, "legacy-0006").state
+    assert state is not None
+    assert state.job_state.next_effective_at == 1_780_302_615.0  # 08:30:15Z
+
+
+def test_suspended_job_records_since_when(inline: ImportResult) -> None:
+    state = _job(inline, "legacy-0002").state
+    assert state is not None
+    assert state.job_state.suspended_since == 1_780_272_000.0  # no updatedAtMs: the import

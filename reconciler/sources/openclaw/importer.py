@@ -114,4 +114,4 @@ def _import_one(imported: ImportedJob, job: dict[str, Any], registry: ChannelReg
         return
     imported.notes = notes.items
     imported.document = document
-    imported.state = import_state(job, model)
+    imported.state = import_state(job, model, now)

@@ -11,8 +11,13 @@ Carried over so the schedule continues where OpenClaw left it, without a skipped
   alias ``lastStatus``), ``lastError``; its nominal slot (``last_nominal``) is the slot at or
   before the start, so a restart cannot offer that slot again.
 * ``consecutiveErrors``, ``scheduleErrorCount``, ``lastFailureAlertAtMs``.
+* the spec and schedule hashes of the imported spec, so the engine's ``plan`` sees the job as
+  known and unchanged and keeps the seeded next fire instead of planning it afresh.
 
-A run in flight (``runningAtMs``) is not carried over: no process of ours runs it.
+Without a scheduled next run (``0``, missing, a disabled job) the pending fire is computed the
+way the engine does for a new job (``core.plan.compute_pending`` at the import instant), which
+is also what OpenClaw does on load. A run in flight (``runningAtMs``) is not carried over: no
+process of ours runs it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, get_args
 
-from reconciler.core.identity import occurrence_key, run_id, schedule_hash, spec_hash
+from reconciler.core.identity import occurrence_key, run_id
+from reconciler.core.jobview import DesiredJob, schedule_state
+from reconciler.core.plan import compute_pending
 from reconciler.core.schedule import ScheduleState, previous_fire
 from reconciler.model.job import ScheduledJob
 from reconciler.model.schedule import Schedule
@@ -34,30 +41,26 @@ _STATUSES = set(get_args(RunStatus))
 
 @dataclass(frozen=True)
 class ImportedState:
-    """One job's carried-over state: the store record plus what the schedule math needs."""
+    """One job's carried-over state (the store record) and what could not be carried."""
 
     job_state: JobState
-    last_nominal: float | None
+    desired: DesiredJob
     notes: tuple[str, ...] = ()
 
     def schedule_state(self) -> ScheduleState:
-        state = self.job_state
-        return ScheduleState(anchor=state.anchor, last_nominal=self.last_nominal,
-                             last_run_started=state.last_started_at,
-                             completed_at=state.last_finished_at)
+        """The schedule facts the engine derives from this state (``core.jobview``)."""
+        return schedule_state(self.desired, self.job_state)
 
     def last_run(self) -> tuple[RunStart, RunFinish] | None:
         """The last OpenClaw run as a history record (start, finish), so the store's history
         names the slot it ran; None when the job never ran."""
         state = self.job_state
-        if state.last_started_at is None or state.last_status is None:
-            return None
-        if self.last_nominal is None:
+        nominal = state.last_nominal_at
+        if state.last_started_at is None or state.last_status is None or nominal is None:
             return None  # without a slot the run cannot be keyed as a scheduled occurrence
-        occurrence = occurrence_key(state.name, self.last_nominal)
+        occurrence = occurrence_key(state.name, nominal)
         identity = run_id(occurrence, 1)
-        start = RunStart(identity, state.name, occurrence, self.last_nominal,
-                         state.last_started_at)
+        start = RunStart(identity, state.name, occurrence, nominal, state.last_started_at)
         finish = RunFinish(identity, state.name, state.last_finished_at or state.last_started_at,
                            state.last_status, error=state.last_error, job_state=state)
         return start, finish
@@ -71,12 +74,11 @@ def openclaw_offset_ms(job_id: str, stagger_ms: int) -> int:
     return int.from_bytes(digest[:4], "big") % stagger_ms
 
 
-def import_state(job: dict[str, Any], spec: ScheduledJob) -> ImportedState:
-    """The reconciler state of normalised OpenClaw ``job``, imported as the valid ``spec``.
-
-    The spec and schedule hashes are recorded so the engine sees the job as known and
-    unchanged, and keeps the seeded next fire instead of planning it afresh."""
+def import_state(job: dict[str, Any], spec: ScheduledJob, now: float) -> ImportedState:
+    """The reconciler state of normalised OpenClaw ``job``, imported as the valid ``spec`` at
+    the instant ``now`` (UTC epoch seconds)."""
     name, schedule = spec.name, spec.spec.schedule
+    desired = DesiredJob.of(spec)
     raw = job.get("state") if isinstance(job.get("state"), dict) else {}
     assert isinstance(raw, dict)
     oc_schedule = job.get("schedule") if isinstance(job.get("schedule"), dict) else {}
@@ -101,15 +103,20 @@ def import_state(job: dict[str, Any], spec: ScheduledJob) -> ImportedState:
         consecutive_errors=_count(raw.get("consecutiveErrors")),
         schedule_errors=_count(raw.get("scheduleErrorCount")),
         last_alert_at=_seconds(_positive_ms(raw.get("lastFailureAlertAtMs"))),
-        spec_hash=spec_hash(spec),
+        spec_hash=desired.spec_hash,
+        schedule_hash=desired.schedule_hash,
         first_reconciled_at=_seconds(_positive_ms(job.get("createdAtMs"))),
         last_nominal_at=last_nominal,
-        schedule_hash=schedule_hash(spec),
+        # the engine records when a job became suspended; OpenClaw's last edit is the best guess
+        suspended_since=(_seconds(_positive_ms(job.get("updatedAtMs"))) or now)
+        if spec.spec.suspend else None,
     )
+    if job_state.next_nominal_at is None:
+        job_state = compute_pending(desired, job_state, now)
     notes: tuple[str, ...] = ()
     if _positive_ms(raw.get("runningAtMs")) is not None:
         notes = ("a run was in flight in OpenClaw (runningAtMs): not carried over",)
-    return ImportedState(job_state, last_nominal, notes)
+    return ImportedState(job_state, desired, notes)
 
 
 def _anchor(schedule: Schedule, next_ms: int | None) -> float | None:
