@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+from reconciler.core.jobview import DesiredJob
 from reconciler.executors.scripted import ScriptedExecutor, ScriptedOutcome
 from reconciler.runtime.events import CollectingSink
-from reconciler.runtime.service import Service
+from reconciler.runtime.service import Service, ServiceConfig
 from reconciler.runtime.virtual import LoopClock, run_virtual
 from reconciler.store import StateReader, StateWriter
 from tests.engine.helpers import at, job, jobs
@@ -143,3 +145,70 @@ def test_reads_never_wait_for_a_running_job_and_stay_consistent(tmp_path: Path) 
     assert len(seen) > 1000
     assert any(running > 0 for running, _ in seen)
     assert all(total == 6 for _, total in seen)
+
+
+def _run_for(tmp_path: Path, desired: dict[str, DesiredJob], start: float, until: float,
+             executor: ScriptedExecutor, config: ServiceConfig | None = None) -> CollectingSink:
+    sink = CollectingSink()
+
+    async def scenario() -> None:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            service = Service(writer, LoopClock(asyncio.get_running_loop(), start), executor,
+                              config, sink)
+            await service.start(desired)
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _sleep_until(service, until)
+            stop.set()
+            await timer
+            await service.abandon()
+
+    run_virtual(scenario())
+    return sink
+
+
+def test_over_the_global_limit_runs_wait_in_order_of_due_time(tmp_path: Path) -> None:
+    names = ["a", "b", "c", "d"]
+    desired = jobs(*[job(name, {"every": "1h", "anchor": f"2026-01-05T08:00:0{i}Z"})
+                     for i, name in enumerate(names)])
+    ten_seconds = [ScriptedOutcome(duration=timedelta(seconds=10))]
+    executor = ScriptedExecutor({name: ten_seconds for name in names})
+    sink = _run_for(tmp_path, desired, at("2026-01-05T08:59:00"), at("2026-01-05T09:01:00"),
+                    executor, ServiceConfig(max_concurrent_runs=2))
+    starts = [(run.job, run.started_at - at("2026-01-05T09:00:00")) for run in sink.started]
+    # a (due :00) and b (:01) start at once; c (:02) waits for a's end at :10, d for b's at :11.
+    assert starts == [("a", 0), ("b", 1), ("c", 10), ("d", 11)]
+    assert {run.scheduled_at - at("2026-01-05T09:00:00") for run in sink.started} == {0, 1, 2, 3}
+
+
+def test_allow_runs_up_to_max_concurrent_then_skips(tmp_path: Path) -> None:
+    parallel = job("parallel", {"every": "1m", "anchor": "2026-01-05T08:00:00Z"},
+                   concurrencyPolicy="Allow", maxConcurrent=2)
+    long_runs = [ScriptedOutcome(duration=timedelta(seconds=150)) for _ in range(5)]
+    sink = _run_for(tmp_path, jobs(parallel), at("2026-01-05T09:00:30"),
+                    at("2026-01-05T09:04:30"), ScriptedExecutor({"parallel": long_runs}))
+    base = at("2026-01-05T09:00:00")
+    # 09:01 and 09:02 run side by side; at 09:03 two are running, so it is skipped; the 09:01
+    # run ends at 09:03:30, so 09:04 starts.
+    assert [run.scheduled_at - base for run in sink.started] == [60, 120, 240]
+    assert [(s.scheduled_at - base, s.reason) for s in sink.skips] == [(180, "overlap")]
+
+
+def test_timer_wakes_within_60s_and_never_spins_on_a_past_due_fire(tmp_path: Path) -> None:
+    far = job("far", {"every": "7d", "anchor": "2026-01-01T00:00:00Z"})
+    start = at("2026-01-05T09:00:00")
+
+    async def scenario() -> None:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            service = _service(writer, start)
+            await service.start(jobs(far))
+            assert service.next_delay() == 60.0  # the next fire is days away
+            # A fire that is past due but cannot start (here: no capacity) waits 2 s, not 0.
+            name = "far"
+            state = service.states[name]
+            service.states = {name: replace(state, next_effective_at=start - 5)}
+            assert service.next_delay() == 2.0
+            service.states = {name: replace(state, next_effective_at=start + 12.5)}
+            assert service.next_delay() == 12.5
+
+    run_virtual(scenario())
