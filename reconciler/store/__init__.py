@@ -7,10 +7,12 @@ reads a clock.
 
 Write API (the daemon; one per state directory)::
 
-    writer = StateWriter.open(state_dir=".reconciler", *, now, retention=Retention(),
-                              pid=None, host=None, version=__version__)
+    writer = StateWriter.open(state_dir=".reconciler", *, now, retention=None,
+                              pid=None, host=None, version=__version__, durable=True)
         # StateLockedError at once if another writer holds the directory;
-        # StateVersionTooNew if a newer reconciler wrote it; migrates an older one after a backup
+        # StateVersionTooNew if a newer reconciler wrote it; migrates an older one after a backup;
+        # retention=None: Retention.from_env(os.environ) (RECONCILER_HISTORY_RUNS / _DAYS);
+        # durable=False: no fsyncs, for throwaway scratch states (simulate) only
     writer.put_job(job: JobState) / put_jobs(jobs)            # upsert whole job state
     writer.delete_job(name) -> bool                           # history stays until retention
     writer.start_run(start: RunStart) / start_runs(starts)    # insert run + set running marker
@@ -39,12 +41,20 @@ Read API (status, history, plan, ...; never locks, never writes a byte)::
         reader.runs_of_occurrence(key) -> list[RunRecord]
         reader.skips(job=None, limit=50) -> list[SkipRecord]         # newest first
         reader.due_deliveries(now, limit=100) -> list[Delivery]
+        reader.deliveries_of_run(run_id) -> list[Delivery]
         reader.schema_version, reader.writer_version, reader.migrated_in_memory
         reader.refresh()                    # move to the newest snapshot
+        reader.copy_to(path)                # the snapshot, migrated, as a new database file
+        reader.integrity_check() -> list[str]   # ["ok"] when sound
 
 Retention (``Retention(max_runs=2000, max_age=90 days, batch=64)``) is applied a bounded batch
-at a time inside the writes. Migrations live in ``steps`` (the steps) and ``migrations`` (the
-runner); the files and their permissions in ``files``; the one-writer lock in ``lock``.
+at a time inside the writes. Errors: ``StateLockedError``, ``StateVersionTooNew`` and
+``StateError`` (a write the store refuses, such as finishing a run never started, or SQLite
+failing); a refused or failed transaction is rolled back whole.
+
+Modules: ``steps`` (the migration steps) and ``migrations`` (their runner), ``files`` (the state
+directory and its permissions), ``lock`` (the one-writer lock), ``retention``, ``queries``,
+``transaction`` (``WriteTx``), ``writer``, ``reader``.
 """
 
 from __future__ import annotations

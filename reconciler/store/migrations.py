@@ -87,7 +87,8 @@ def migrate(conn: sqlite3.Connection, *, writer: str | None) -> tuple[int, int]:
             )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     return old, CURRENT_VERSION
 

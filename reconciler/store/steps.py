@@ -47,63 +47,63 @@ def _add_column(conn: sqlite3.Connection, table: str, name: str, decl: str) -> N
         conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
 
 
+_INITIAL = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS jobs (
+        name TEXT PRIMARY KEY,
+        anchor REAL,
+        next_nominal_at REAL,
+        next_effective_at REAL,
+        last_started_at REAL,
+        last_finished_at REAL,
+        last_status TEXT,
+        last_error TEXT,
+        consecutive_errors INTEGER NOT NULL DEFAULT 0,
+        schedule_errors INTEGER NOT NULL DEFAULT 0,
+        running_run_id TEXT,
+        running_started_at REAL,
+        running_pid INTEGER,
+        running_host TEXT,
+        last_alert_at REAL,
+        spec_hash TEXT,
+        source_revision TEXT,
+        suspended_since REAL,
+        first_reconciled_at REAL
+    )""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id TEXT PRIMARY KEY,
+        occurrence_key TEXT NOT NULL,
+        job TEXT NOT NULL,
+        scheduled_at REAL,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        status TEXT,
+        attempt INTEGER NOT NULL DEFAULT 1,
+        trigger TEXT NOT NULL DEFAULT 'schedule',
+        error TEXT,
+        summary TEXT
+    )""",
+    # History of one job newest first, and retention by count, walk (job, started_at);
+    # retention by age walks started_at; "did this occurrence run?" looks up occurrence_key.
+    "CREATE INDEX IF NOT EXISTS runs_job_started ON runs (job, started_at)",
+    "CREATE INDEX IF NOT EXISTS runs_started ON runs (started_at)",
+    "CREATE INDEX IF NOT EXISTS runs_occurrence ON runs (occurrence_key)",
+    """CREATE TABLE IF NOT EXISTS skips (
+        id INTEGER PRIMARY KEY,
+        job TEXT NOT NULL,
+        scheduled_at REAL NOT NULL,
+        reason TEXT NOT NULL,
+        recorded_at REAL NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS skips_job_scheduled ON skips (job, scheduled_at)",
+    "CREATE INDEX IF NOT EXISTS skips_recorded ON skips (recorded_at)",
+)
+
+
 def initial(conn: sqlite3.Connection) -> None:
     """Schema 1: the jobs, their run history and skipped occurrences."""
-    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    conn.execute(
-        """CREATE TABLE IF NOT EXISTS jobs (
-            name TEXT PRIMARY KEY,
-            anchor REAL,
-            next_nominal_at REAL,
-            next_effective_at REAL,
-            last_started_at REAL,
-            last_finished_at REAL,
-            last_status TEXT,
-            last_error TEXT,
-            consecutive_errors INTEGER NOT NULL DEFAULT 0,
-            schedule_errors INTEGER NOT NULL DEFAULT 0,
-            running_run_id TEXT,
-            running_started_at REAL,
-            running_pid INTEGER,
-            running_host TEXT,
-            last_alert_at REAL,
-            spec_hash TEXT,
-            source_revision TEXT,
-            suspended_since REAL,
-            first_reconciled_at REAL
-        )"""
-    )
-    conn.execute(
-        """CREATE TABLE IF NOT EXISTS runs (
-            run_id TEXT PRIMARY KEY,
-            occurrence_key TEXT NOT NULL,
-            job TEXT NOT NULL,
-            scheduled_at REAL,
-            started_at REAL NOT NULL,
-            finished_at REAL,
-            status TEXT,
-            attempt INTEGER NOT NULL DEFAULT 1,
-            trigger TEXT NOT NULL DEFAULT 'schedule',
-            error TEXT,
-            summary TEXT
-        )"""
-    )
-    # History of one job newest first, and retention by count, walk (job, started_at); retention
-    # by age walks started_at; "did this occurrence run?" looks up occurrence_key.
-    conn.execute("CREATE INDEX IF NOT EXISTS runs_job_started ON runs (job, started_at)")
-    conn.execute("CREATE INDEX IF NOT EXISTS runs_started ON runs (started_at)")
-    conn.execute("CREATE INDEX IF NOT EXISTS runs_occurrence ON runs (occurrence_key)")
-    conn.execute(
-        """CREATE TABLE IF NOT EXISTS skips (
-            id INTEGER PRIMARY KEY,
-            job TEXT NOT NULL,
-            scheduled_at REAL NOT NULL,
-            reason TEXT NOT NULL,
-            recorded_at REAL NOT NULL
-        )"""
-    )
-    conn.execute("CREATE INDEX IF NOT EXISTS skips_job_scheduled ON skips (job, scheduled_at)")
-    conn.execute("CREATE INDEX IF NOT EXISTS skips_recorded ON skips (recorded_at)")
+    for statement in _INITIAL:
+        conn.execute(statement)
 
 
 def run_outcome_details(conn: sqlite3.Connection) -> None:

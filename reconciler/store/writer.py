@@ -153,7 +153,8 @@ class StateWriter:
                 tx.prune()
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # a failed COMMIT may already have rolled back
+                    conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
             raise StateError(f"state write failed: {exc}") from exc
