@@ -135,3 +135,11 @@ def test_names() -> None:
     assert names[2].startswith("job-")
     # order does not matter
     assert unique_names([("Same", "2"), ("Same", "1")]) == [names[1], names[0]]
+
+
+def test_escaped_astral_characters_are_joined(tmp_path: Path) -> None:
+    store = tmp_path / "jobs.json"
+    store.write_text('{"jobs": [{"name": "\\ud83d\\ude00 party", "text": "\\ud800 lone"}]}')
+    (job,) = read_store(store).jobs
+    assert job["name"] == "\U0001f600 party"
+    assert job["text"] == "\ufffd lone"

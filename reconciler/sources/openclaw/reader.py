@@ -58,11 +58,28 @@ def _load_json5(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise OpenClawStoreError(f"{path}: cannot read the file: {exc}") from exc
     try:
-        return json5.loads(text)
+        return _join_surrogates(json5.loads(text))
     except ValueError as exc:
         # json5 says "<string>:LINE Unexpected ... at column N": keep it, name the file
         detail = str(exc).removeprefix("<string>:")
         raise OpenClawStoreError(f"{path}:{detail}: not valid JSON5") from exc
+
+
+def _join_surrogates(value: Any) -> Any:
+    """json5 decodes an escaped astral character ("\\ud83d\\ude00", as JavaScript writes
+    them) into two lone surrogates: join the pairs, and replace a lone one, so every string
+    can be written as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, list):
+        return [_join_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_join_surrogates(k): _join_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _jobs_of(data: Any, path: Path) -> list[dict[str, Any]]:
