@@ -110,18 +110,32 @@ def header_says_wal(db: Path) -> bool:
     return len(versions) == 2 and versions[1] == _HEADER_WAL
 
 
+def _no_log(paths: StatePaths) -> bool:
+    """No log to read: none at all, or an empty one without its index.
+
+    The second shape is what a writer killed between creating ``-wal`` and ``-shm`` leaves; a
+    read-only open cannot use it (the index is missing and may not be created), and there is
+    nothing in it to read.
+    """
+    try:
+        return paths.wal.stat().st_size == 0 and not paths.shm.exists()
+    except FileNotFoundError:
+        return True
+
+
 def read_detached_copy(paths: StatePaths, attempts: int = 3) -> bytes | None:
-    """The database bytes, when it is in WAL mode but no log exists; else None.
+    """The database bytes, when it is in WAL mode but has no log to read; else None.
 
     A WAL-mode database without ``-wal`` (a writer closed while a reader still held it, so it
     could not switch back to rollback mode) cannot be opened read-only: SQLite would create
-    ``-wal`` and ``-shm``. With no log, no writer is attached and every committed page is in
-    the main file, so a copy of it is a complete snapshot. The copy is only trusted when the
-    file's identity, size and mtime are the same before and after the read and no log appeared
-    meanwhile (a writer that started would first create the log).
+    ``-wal`` and ``-shm``. With no log, every committed page is in the main file, so a copy of
+    it is a complete snapshot. The copy is only trusted when the file's identity, size and mtime
+    are the same before and after the read (a checkpoint of a writer that started meanwhile
+    would change them); commits such a writer made only to its log are simply not in this
+    snapshot yet, as if the read had happened just before them.
     """
     for _ in range(attempts):
-        if paths.wal.exists() or not header_says_wal(paths.db):
+        if not _no_log(paths) or not header_says_wal(paths.db):
             return None
         try:
             before = os.stat(paths.db)
@@ -134,7 +148,7 @@ def read_detached_copy(paths: StatePaths, attempts: int = 3) -> bytes | None:
             after.st_size,
             after.st_mtime_ns,
         )
-        if same and not paths.wal.exists():
+        if same:
             # Mark the copy as a rollback-mode file so SQLite reads it without looking for a log.
             patched = bytearray(data)
             patched[_HEADER_FORMAT_OFFSET : _HEADER_FORMAT_OFFSET + 2] = b"\x01\x01"

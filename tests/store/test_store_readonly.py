@@ -127,6 +127,20 @@ def test_wal_database_without_its_log_is_read_from_a_private_copy(tmp_path: Path
     assert snapshot(tmp_path) == before
 
 
+def test_empty_log_without_its_index_is_read_from_a_private_copy(tmp_path: Path) -> None:
+    """What a writer killed between creating -wal and -shm leaves behind."""
+    _write_some(tmp_path)
+    conn = sqlite3.connect(tmp_path / "state.db")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.close()
+    (tmp_path / "state.db-wal").touch(mode=0o600)
+    before = snapshot(tmp_path)
+    assert _read_everything(tmp_path) == ["alpha/0", "alpha/1", "alpha/2"]
+    assert snapshot(tmp_path) == before
+    with StateWriter.open(tmp_path, now=2_000.0) as writer:  # and a writer recovers from it
+        assert len(writer.runs("alpha")) == 3
+
+
 def test_pending_migration_is_applied_in_memory_only(tmp_path: Path) -> None:
     load_fixture_file("0002_run_outcome_details.sql", tmp_path / "state.db")
     before = snapshot(tmp_path)
