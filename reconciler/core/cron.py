@@ -115,23 +115,27 @@ class CronSchedule:
         return best
 
     def _first_wall_to_check(self, instant: int) -> datetime:
-        # A fold within the next day repeats wall times up to its size before the current one,
-        # and their second occurrences are still ahead.
+        # Inside the first pass of a fold, wall times up to the fold's size behind the current
+        # one will come round again, and their second occurrences are ahead.
         start = instant + 1
-        now_offset, later_offset = offset_at(self.zone, start), offset_at(self.zone, start + DAY)
         wall = local_wall(self.zone, start)
+        now_offset, later_offset = offset_at(self.zone, start), offset_at(self.zone, start + DAY)
         if later_offset < now_offset:
-            wall = add_seconds(wall, later_offset - now_offset) or wall
+            fold = now_offset - later_offset
+            if offset_at(self.zone, start + fold) < now_offset:
+                wall = add_seconds(wall, -fold) or wall
         return wall
 
     def _last_wall_to_check(self, instant: int) -> datetime:
-        # After a fold within the last day, wall times up to its size past the current one
-        # already happened (in the first pass).
+        # Inside the second pass of a fold, wall times up to the fold's size ahead of the
+        # current one already happened, in the first pass.
+        wall = local_wall(self.zone, instant)
         now_offset = offset_at(self.zone, instant)
         earlier_offset = offset_at(self.zone, instant - DAY)
-        wall = local_wall(self.zone, instant)
         if earlier_offset > now_offset:
-            wall = add_seconds(wall, earlier_offset - now_offset) or wall
+            fold = earlier_offset - now_offset
+            if offset_at(self.zone, instant - fold) > now_offset:
+                wall = add_seconds(wall, fold) or wall
         return wall
 
     def _after(self, wall: datetime, found: WallFires) -> datetime | None:

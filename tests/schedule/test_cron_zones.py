@@ -87,6 +87,21 @@ def test_wall_times_that_land_on_one_instant_fire_once() -> None:
     ]
 
 
+def test_fixed_time_started_in_the_first_pass_skips_the_second() -> None:
+    # At 01:30 EDT (05:30Z) the wall time 01:10 is behind; it comes round again at 01:10 EST
+    # (06:10Z), but a fixed-time job does not run in the repeated pass: next is 01:10 EST on
+    # 11-04 = 06:10Z.
+    assert fires_after(exact("10 1 * * *", NEW_YORK), "2024-11-03 05:30Z", 1) == [
+        utc("2024-11-04 06:10Z")
+    ]
+
+
+def test_previous_fire_from_the_second_pass_is_the_first_pass_fire() -> None:
+    # 06:10Z is 01:10 EST, before 01:30 on the clock face, yet the 01:30 fire already happened
+    # in the first pass, at 01:30 EDT = 05:30Z.
+    assert previous(exact("30 1 * * *", NEW_YORK), "2024-11-03 06:10Z") == utc("2024-11-03 05:30Z")
+
+
 def test_previous_fire_around_the_fold() -> None:
     hourly = exact("0 * * * *", NEW_YORK)
     # 05:30Z = 01:30 EDT: the last fire was 01:00 EDT = 05:00Z.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reconciler.core.schedule import ScheduleState, next_fire, previous_fire
@@ -136,7 +136,17 @@ def exact(text: str, zone: str) -> Schedule:
     return Schedule.model_validate({"cron": text, "timezone": zone, "stagger": "0"})
 
 
+NEW_YORK_FALL = ZONE_TRANSITIONS[1]
+LORD_HOWE_SPRING = ZONE_TRANSITIONS[5]
+
+
 @settings(max_examples=150, deadline=None)
+# Each rule once for sure, whatever the random draw: fixed time in a fold and in a gap, a
+# wildcard starting in the first pass of a fold.
+@example(Fields(frozenset({30}), frozenset({1}), None), NEW_YORK_FALL, -90)
+@example(Fields(frozenset({15}), frozenset({2}), None), LORD_HOWE_SPRING, -120)
+@example(Fields(frozenset({10}), None, None), NEW_YORK_FALL, -30)
+@example(Fields(None, frozenset({1, 2}), frozenset({0})), NEW_YORK_FALL, -200)
 @given(
     fields=FIELDS,
     zone_and_transition=st.sampled_from(ZONE_TRANSITIONS),
