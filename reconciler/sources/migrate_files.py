@@ -14,7 +14,7 @@ import io
 import os
 import re
 import tempfile
-from collections.abc import Iterable, MutableMapping
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,11 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from reconciler.errors import SpecLoadError
+from reconciler.sources.loader import discover
 from reconciler.sources.spec_migrations import upgrade_document
 
-SPEC_SUFFIXES = (".yaml", ".yml")
+__all__ = ["FileMigration", "MigrateFileError", "discover", "migrate_text", "plan_file",
+           "write_atomically"]
 # Comments and blank lines before a leading "---": ruamel drops them, so they are kept aside.
 _PREAMBLE = re.compile(r"\A((?:[ \t]*#[^\n]*\n|[ \t]*\n)*)(?=---)")
 
@@ -62,24 +64,6 @@ class FileMigration:
             fromfile=old, tofile=new,
         )
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-
-
-def discover(paths: Iterable[str]) -> list[Path]:
-    """Spec files under ``paths``: files as given, directories recursively (hidden skipped)."""
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found.extend(sorted(
-                p for p in path.rglob("*")
-                if p.suffix in SPEC_SUFFIXES and p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            ))
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise SpecLoadError(f"{raw}: no such file or directory")
-    return found
 
 
 def guess_indent(text: str) -> tuple[int, int, int]:
@@ -143,16 +127,21 @@ def plan_file(path: Path) -> FileMigration:
     """What migrating ``path`` would change; ``MigrateFileError`` if unreadable or bad YAML."""
     file = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise MigrateFileError(file, None, None, f"cannot read the file: {exc}") from exc
-    migrated, steps = migrate_text(text, file)
-    return FileMigration(file, text, migrated, tuple(steps))
+    crlf = "\r\n" in text  # keep Windows line endings as they are
+    migrated, steps = migrate_text(text.replace("\r\n", "\n") if crlf else text, file)
+    if crlf and steps:
+        migrated = migrated.replace("\n", "\r\n")
+    return FileMigration(file, text, migrated if steps else text, tuple(steps))
 
 
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text``: temp file in the same directory, fsync, rename; the
-    file keeps its permission bits. A crash leaves either the old or the new file."""
+    file keeps its permission bits (a symlink: its target is replaced). A crash leaves either
+    the old or the new file."""
+    path = path.resolve()
     mode = path.stat().st_mode & 0o7777
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                              suffix=".tmp")

@@ -110,3 +110,20 @@ def test_unreadable_file_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
     binary.write_bytes(b"name: caf\xe9\n")
     assert main(["migrate", str(binary)]) == 1
     assert "cannot read the file" in capsys.readouterr().err
+
+
+def test_windows_line_endings_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "crlf.yaml"
+    text = (GOLDEN / "legacy.yaml").read_text()
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    assert main(["migrate", "--write", str(path)]) == 0
+    expected = (GOLDEN / "legacy.migrated.yaml").read_text().replace("\n", "\r\n")
+    assert path.read_bytes().decode() == expected
+
+
+def test_a_symlink_keeps_pointing_at_the_migrated_file(legacy: Path) -> None:
+    link = legacy.parent / "link.yaml"
+    link.symlink_to(legacy.name)
+    assert main(["migrate", "--write", str(link)]) == 0
+    assert link.is_symlink()
+    assert legacy.read_text() == (GOLDEN / "legacy.migrated.yaml").read_text()
