@@ -114,7 +114,13 @@ def test_delivery_and_alerts_map_to_channels(inline: ImportResult, split: Import
     assert _spec(inline, "legacy-0005")["delivery"] == {
         "webhook": {"url": "https://hooks.example.com/crm"}}
     assert _spec(inline, "legacy-0007")["delivery"] == {"mode": "none"}
-    assert "delivery" not in _spec(inline, "legacy-0009")  # "last": reported instead
+    # "last", and reminders without delivery: the main-session placeholder Channel
+    assert _spec(inline, "legacy-0009")["delivery"] == {"channel": "openclaw-main-session"}
+    assert _spec(inline, "legacy-0003")["delivery"] == {"channel": "openclaw-main-session"}
+    placeholder = {name: doc["spec"] for name, doc, _ in inline.channels}[
+        "openclaw-main-session"]
+    assert placeholder == {"type": "webhook",
+                           "url": {"fromEnv": "OPENCLAW_MAIN_SESSION_URL"}}
     planning = _spec(split, "split-0001")
     assert planning["delivery"] == {"channel": "discord-123456789"}
     assert planning["failureAlert"] == {"after": 1, "cooldown": "0",

@@ -4,8 +4,12 @@ OpenClaw announces through its own bot accounts: a channel type (``telegram``, `
 and a target id (``to``). The reconciler posts to a named ``Channel`` (an incoming-webhook
 URL, or a Telegram bot token and chat id). Each distinct (type, target, account) becomes one
 Channel whose credentials are environment references the user fills in; jobs refer to it by
-name. Targets OpenClaw resolves at run time (``last``: the session's last channel) and chat
-services the reconciler cannot post to have no equivalent and are reported.
+name. Chat services the reconciler cannot post to have no equivalent and are reported.
+
+Reminders with no delivery went to the agent's main session, which relayed them on the user's
+last channel; ``channel: last`` (or none) means the same at run time. Nothing here knows that
+channel, so those jobs share one placeholder Channel, ``openclaw-main-session`` (a webhook whose
+URL comes from ``OPENCLAW_MAIN_SESSION_URL``), marked as a placeholder to point at the chat.
 """
 
 from __future__ import annotations
@@ -31,7 +35,12 @@ class ChannelKey:
 
     @property
     def label(self) -> str:
+        if self == MAIN_SESSION:
+            return "openclaw main session"
         return " ".join(part for part in (self.type, self.to) if part)
+
+
+MAIN_SESSION = ChannelKey(ChannelType.WEBHOOK.value, "<main session>", None)
 
 
 def channel_key(target: dict[str, Any]) -> ChannelKey | None:
@@ -78,11 +87,19 @@ class ChannelRegistry:
 
 
 def _env(name: str, suffix: str) -> str:
-    return "OPENCLAW_" + name.upper().replace("-", "_") + suffix
+    variable = name.upper().replace("-", "_") + suffix
+    return variable if variable.startswith("OPENCLAW_") else "OPENCLAW_" + variable
 
 
 def _channel_document(name: str, key: ChannelKey) -> tuple[dict[str, Any], list[str]]:
     spec: dict[str, Any] = {"type": key.type}
+    if key == MAIN_SESSION:
+        spec["url"] = {"fromEnv": _env(name, "_URL")}
+        comments = ["PLACEHOLDER: OpenClaw relayed these jobs' results through the agent's main "
+                    "session to the user's last chat channel, which the store does not name.",
+                    f"Point this Channel at that chat: set {_env(name, '_URL')}, or change the "
+                    "type (slack, telegram, ...) and its settings."]
+        return _document(name, spec), comments
     comments = [f"Imported from OpenClaw: its {key.type} bot account"
                 + (f" {key.account!r}" if key.account else "")
                 + (f" posting to {key.to!r}" if key.to else "") + "."]
@@ -94,17 +111,21 @@ def _channel_document(name: str, key: ChannelKey) -> tuple[dict[str, Any], list[
         spec["url"] = {"fromEnv": _env(name, "_URL")}
         comments.append(f"The reconciler posts to an incoming-webhook URL: create one for "
                         f"{key.to or 'this destination'} and set {_env(name, '_URL')}.")
-    document = {"apiVersion": "reconciler.dev/v1", "kind": "Channel",
-                "metadata": {"name": name, "labels": {"imported-from": "openclaw"}},
-                "spec": spec}
-    return document, comments
+    return _document(name, spec), comments
 
 
-def map_delivery(delivery: Any, registry: ChannelRegistry, notes: Notes) -> dict[str, Any] | None:
-    """``spec.delivery`` for a normalised OpenClaw delivery, or None (with a note why)."""
-    if not isinstance(delivery, dict):
-        return None
+def _document(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "reconciler.dev/v1", "kind": "Channel",
+            "metadata": {"name": name, "labels": {"imported-from": "openclaw"}}, "spec": spec}
+
+
+def map_delivery(delivery: Any, registry: ChannelRegistry, notes: Notes,
+                 reminder: bool = False) -> dict[str, Any] | None:
+    """``spec.delivery`` for a normalised OpenClaw delivery, or None (with a note why).
+    A ``reminder`` without delivery goes to the main-session placeholder."""
     path = ("spec", "delivery")
+    if not isinstance(delivery, dict):
+        return _main_session(registry, notes, path, "delivery") if reminder else None
     _target_notes(delivery, "delivery", notes, path)
     if delivery.get("bestEffort") is False:
         notes.add("delivery.bestEffort", "OpenClaw failed the run when delivery failed; here a "
@@ -151,14 +172,23 @@ def _announce(target: dict[str, Any], source: str, registry: ChannelRegistry, no
         return {"channel": registry.name(key)}
     channel = target.get("channel")
     if channel in (None, "", "last"):
-        why = "OpenClaw announced on the session's last channel, resolved at run time"
-    elif str(channel).strip().lower() == ChannelType.TELEGRAM.value:
+        return _main_session(registry, notes, path, f"{source}.channel")
+    if str(channel).strip().lower() == ChannelType.TELEGRAM.value:
         why = "a telegram announcement without a chat id (to)"
     else:
         why = f"OpenClaw announced on {channel!r}, which the reconciler cannot post to"
     notes.add(f"{source}.channel", f"{why}: no equivalent; add a Channel and refer to it here",
               path)
     return None
+
+
+def _main_session(registry: ChannelRegistry, notes: Notes, path: tuple[str, ...],
+                  source: str) -> dict[str, Any]:
+    name = registry.name(MAIN_SESSION)
+    notes.add(source, f"PLACEHOLDER channel {name}: OpenClaw delivered to the session's last "
+              "chat channel, resolved at run time; point that Channel at your chat", path,
+              placeholder=True)
+    return {"channel": name}
 
 
 def _webhook(target: dict[str, Any], source: str, notes: Notes,

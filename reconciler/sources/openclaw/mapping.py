@@ -41,7 +41,9 @@ def map_job(job: dict[str, Any], name: str, registry: ChannelRegistry, options: 
     spec["run"] = run
     if timeout is not None:
         spec["timeout"] = timeout
-    delivery = map_delivery(job.get("delivery"), registry, notes)
+    payload = job.get("payload") if isinstance(job.get("payload"), dict) else {}
+    reminder = isinstance(payload, dict) and payload.get("kind") == "systemEvent"
+    delivery = map_delivery(job.get("delivery"), registry, notes, reminder)
     if delivery is not None:
         spec["delivery"] = delivery
     alert = map_failure_alert(job.get("failureAlert"), job.get("delivery"), registry, notes)
