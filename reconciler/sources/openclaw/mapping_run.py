@@ -49,6 +49,9 @@ def map_run(job: dict[str, Any], options: MapOptions,
     if kind == "agentTurn" and _text(payload, "message"):
         _session_notes(job, notes, kind)
         return {"agent": _agent(payload, options, notes)}, _timeout(payload, notes)
+    if kind not in ("systemEvent", "agentTurn"):
+        raise Unmappable(f"payload kind {kind!r} has no equivalent (known: systemEvent, "
+                         f"agentTurn): {payload!r}")
     raise Unmappable(f"payload {payload!r} has no text or message to run")
 
 
