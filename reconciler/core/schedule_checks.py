@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reconciler.core.cron import CronSchedule, cron_schedule
+from reconciler.core.cronexpr import parse_cron
 from reconciler.core.dst import dst_events
 from reconciler.core.zones import DAY, format_local, load_zone
 from reconciler.errors import ScheduleError
@@ -37,16 +38,12 @@ def check_schedule(
     schedule: Schedule, now: float, horizon_days: int = 366
 ) -> list[ScheduleProblem]:
     """Everything wrong or surprising about ``schedule`` as seen from ``now`` (UTC epoch s)."""
-    try:
-        load_zone(schedule.timezone)
-    except ScheduleError as exc:
-        return [ScheduleProblem("error", "timezone", str(exc))]
+    errors = _syntax_errors(schedule)
+    if errors:
+        return errors
     if schedule.cron is None:
         return _check_zone_use(schedule)
-    try:
-        cron = cron_schedule(schedule.cron, schedule.timezone, schedule.with_seconds)
-    except ScheduleError as exc:
-        return [ScheduleProblem("error", "cron", str(exc))]
+    cron = cron_schedule(schedule.cron, schedule.timezone, schedule.with_seconds)
     start = int(now)
     horizon_problem = _check_horizon(cron, schedule.cron, start, horizon_days)
     if horizon_problem is not None:
@@ -55,6 +52,20 @@ def check_schedule(
         ScheduleProblem("warning", "cron", event.message)
         for event in dst_events(cron, start, start + DST_LOOKAHEAD_DAYS * DAY)
     ]
+
+
+def _syntax_errors(schedule: Schedule) -> list[ScheduleProblem]:
+    errors = []
+    try:
+        load_zone(schedule.timezone)
+    except ScheduleError as exc:
+        errors.append(ScheduleProblem("error", "timezone", str(exc)))
+    if schedule.cron is not None:
+        try:
+            parse_cron(schedule.cron, schedule.with_seconds)
+        except ScheduleError as exc:
+            errors.append(ScheduleProblem("error", "cron", str(exc)))
+    return errors
 
 
 def _check_horizon(

@@ -39,6 +39,11 @@ def test_unknown_zone_is_an_error_on_the_timezone_field_with_suggestions() -> No
     assert "did you mean Europe/Berlin" in problem.message
 
 
+def test_a_bad_zone_and_a_bad_cron_are_both_reported() -> None:
+    zone, cron = problems({"cron": "0 0 30 2 *", "timezone": "Mars/Olympus"})
+    assert (zone.field, cron.field) == ("timezone", "cron")
+
+
 def test_the_hosts_zone_is_not_a_zone() -> None:
     [problem] = problems({"cron": "0 9 * * *", "timezone": "localtime"})
     assert problem.field == "timezone"
