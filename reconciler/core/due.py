@@ -30,7 +30,7 @@ from reconciler.core.jobview import DesiredJob, is_retry, pending_fire, schedule
 from reconciler.core.schedule import Fire, next_fire
 from reconciler.errors import ScheduleError
 from reconciler.model.enums import CatchUpPolicy, ConcurrencyPolicy
-from reconciler.model.state import JobState, Trigger
+from reconciler.model.state import JobState, Trigger, evolve
 
 MAX_SLOTS_PER_PASS = 1000  # bounds the work (and the skip records) of one resolution
 
@@ -190,7 +190,7 @@ def _consume(
     last = max([fire.nominal for fire in consumed] + [s.fire.nominal for s in skips])
     if state.last_nominal_at is not None:
         last = max(last, state.last_nominal_at)
-    advanced = replace(state, last_nominal_at=last)
+    advanced = evolve(state, last_nominal_at=last)
     schedule = desired.spec.spec.schedule
     try:
         after = consumed[-1].effective if consumed else now

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from reconciler.core.identity import schedule_hash, spec_hash
 from reconciler.core.schedule import Fire, ScheduleState
 from reconciler.model.job import ScheduledJob
-from reconciler.model.state import JobState
+from reconciler.model.state import JobState, evolve
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,8 @@ def pending_fire(state: JobState) -> Fire | None:
 
 def with_pending(state: JobState, fire: Fire | None) -> JobState:
     if fire is None:
-        return replace(state, next_nominal_at=None, next_effective_at=None)
-    return replace(state, next_nominal_at=fire.nominal, next_effective_at=fire.effective)
+        return evolve(state, next_nominal_at=None, next_effective_at=None)
+    return evolve(state, next_nominal_at=fire.nominal, next_effective_at=fire.effective)
 
 
 def is_retry(state: JobState) -> bool:

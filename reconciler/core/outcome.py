@@ -12,14 +12,14 @@ what runs next. Slots passed over by a backoff are neither run nor recorded one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 
 from reconciler.core.jobview import DesiredJob, schedule_state, with_pending
 from reconciler.core.schedule import Fire, next_fire
 from reconciler.errors import ScheduleError
 from reconciler.model.enums import ErrorClass
-from reconciler.model.state import FAILED_STATUSES, JobState, RunStatus, Trigger
+from reconciler.model.state import FAILED_STATUSES, JobState, RunStatus, Trigger, evolve
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def merge_finish(
     if superseded:
         return Merge(state)
     failed = outcome.status in FAILED_STATUSES
-    merged = replace(
+    merged = evolve(
         state,
         last_started_at=run.started_at,
         last_finished_at=outcome.finished_at,
@@ -86,7 +86,7 @@ def _one_shot(
     why = (f"gave up after {run.attempt} attempts" if retryable
            else f"failed with a {outcome.error_class or ErrorClass.PERMANENT} error")
     reason = f"one-shot {why}: {(outcome.error or outcome.status)[:200]}"
-    return Merge(replace(with_pending(state, None), disabled=True, disabled_reason=reason),
+    return Merge(evolve(with_pending(state, None), disabled=True, disabled_reason=reason),
                  disabled_now=True)
 
 

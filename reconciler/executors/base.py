@@ -8,7 +8,7 @@ connection) before re-raising. Failures are results, not exceptions: an executor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -27,11 +27,16 @@ class RunContext:
     attempt: int
     trigger: Trigger
     timeout: float | None  # seconds; None = no limit
-    recent_runs: tuple[RunRecord, ...] = ()  # newest first: the job's memory
+    # The job's memory, loaded only by executors that use it (most runs never pay for it).
+    memory: Callable[[int], tuple[RunRecord, ...]] | None = None
 
-    @property
+    def recent_runs(self, count: int) -> tuple[RunRecord, ...]:
+        """The job's last ``count`` finished runs before this one, newest first."""
+        return () if self.memory is None or count <= 0 else self.memory(count)
+
     def last_run(self) -> RunRecord | None:
-        return self.recent_runs[0] if self.recent_runs else None
+        runs = self.recent_runs(1)
+        return runs[0] if runs else None
 
 
 @dataclass(frozen=True)

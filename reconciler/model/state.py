@@ -16,7 +16,7 @@ ended" is one transaction.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal, get_args
+from typing import Any, Final, Literal, TypeVar, get_args
 
 RunStatus = Literal["ok", "error", "timeout", "skipped", "interrupted"]
 Trigger = Literal["schedule", "catchup", "retry", "manual"]
@@ -55,6 +55,29 @@ def excerpt(text: str | None, limit: int) -> str | None:
     room = limit - len(_ELISION)
     head = room // 2
     return text[:head] + _ELISION + text[len(text) - (room - head) :]
+
+
+_Record = TypeVar("_Record")
+
+
+def evolve(record: _Record, **changes: Any) -> _Record:
+    """``dataclasses.replace`` for the engine's hot path (several times per run).
+
+    ``replace`` rebuilds every field through ``__init__``; this copies the instance dict and
+    applies the changes, then re-runs the same validation (``__post_init__``). Unknown field
+    names are refused, as ``replace`` would.
+    """
+    fields = record.__dataclass_fields__  # type: ignore[attr-defined]
+    unknown = changes.keys() - fields.keys()
+    if unknown:
+        raise TypeError(f"{type(record).__name__} has no field(s) {sorted(unknown)}")
+    clone = object.__new__(type(record))
+    clone.__dict__.update(record.__dict__)
+    clone.__dict__.update(changes)
+    post_init = getattr(clone, "__post_init__", None)
+    if post_init is not None:
+        post_init()
+    return clone
 
 
 def _check(value: str | None, allowed: frozenset[str], what: str) -> None:

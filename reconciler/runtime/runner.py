@@ -9,9 +9,10 @@ and takes the latest spec; a run whose job was deleted meanwhile is recorded and
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reconciler.core.errorclass import classify_text
 from reconciler.core.jobview import DesiredJob
@@ -19,7 +20,7 @@ from reconciler.core.outcome import Outcome, RunInfo, merge_finish
 from reconciler.executors.base import RunContext, RunResult
 from reconciler.model.duration import format_duration
 from reconciler.model.enums import ErrorClass
-from reconciler.model.state import JobState, RunFinish, RunningMarker, RunRecord
+from reconciler.model.state import JobState, RunFinish, RunningMarker, RunRecord, evolve
 from reconciler.runtime.events import Alert
 
 if TYPE_CHECKING:
@@ -27,7 +28,11 @@ if TYPE_CHECKING:
     from reconciler.executors.base import Executor
     from reconciler.runtime.events import EventSink
     from reconciler.runtime.service import ServiceConfig
-    from reconciler.store import StateWriter
+    from reconciler.store import StateWriter, WriteTx
+
+
+def _nothing() -> None:
+    return None
 
 
 @dataclass
@@ -46,6 +51,16 @@ class Flight:
                        record.started_at)
 
 
+@dataclass(frozen=True)
+class Landing:
+    flight: Flight
+    outcome: Outcome
+    result: RunResult | None
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.flight, self.outcome, self.result))
+
+
 class RunnerMixin:
     """The run machinery of ``Service``; the attributes below are the service's."""
 
@@ -62,6 +77,8 @@ class RunnerMixin:
     wake: asyncio.Event
     accepting: bool
     abandoned: bool
+    in_flight: int
+    landing: list[Landing]
 
     def now(self) -> float:
         raise NotImplementedError
@@ -72,6 +89,7 @@ class RunnerMixin:
     def launch(self, record: RunRecord) -> None:
         flight = Flight(record)
         self.flights.setdefault(record.job, []).append(flight)
+        self.in_flight += 1
         flight.task = asyncio.get_running_loop().create_task(self._fly(flight))
         self.sink.run_started(record)
 
@@ -87,8 +105,13 @@ class RunnerMixin:
         outcome, result = await self._execute(flight)
         if self.abandoned:
             return
+        self.landing.append(Landing(flight, outcome, result))
+        if len(self.landing) > 1:
+            return  # an earlier run of this batch is already on its way to land it
+        await asyncio.sleep(0)  # runs that finish in the same instant land together
         async with self.lock:
-            self._land(flight, outcome, result)
+            batch, self.landing = self.landing, []
+            self.land(batch)
         self.wake.set()
 
     async def _execute(self, flight: Flight) -> tuple[Outcome, RunResult | None]:
@@ -118,32 +141,55 @@ class RunnerMixin:
 
     def _context(self, desired: DesiredJob, record: RunRecord, timeout: float | None
                  ) -> RunContext:
-        recent = tuple(run for run in self.writer.runs(record.job, limit=self.config.recent_runs
-                                                       + 1) if run.run_id != record.run_id)
+        def memory(count: int) -> tuple[RunRecord, ...]:
+            runs = self.writer.runs(record.job, limit=count + 1, before=record.started_at)
+            return tuple(run for run in runs if run.run_id != record.run_id)[:count]
+
         return RunContext(desired.spec, record.run_id, record.occurrence_key,
                           record.scheduled_at, record.started_at, record.attempt,
-                          record.trigger, timeout, recent[: self.config.recent_runs])
+                          record.trigger, timeout, memory)
 
-    def _land(self, flight: Flight, outcome: Outcome, result: RunResult | None) -> None:
+    def land(self, batch: list[Landing]) -> None:
+        """Phase 3 for a batch of runs, in one transaction; events follow the commit."""
+        effects: list[Callable[[], None]] = []
+        with self.writer.transaction() as tx:
+            for landing in batch:
+                effects.append(self._land_one(tx, landing))
+        for effect in effects:
+            effect()
+
+    def _land_one(self, tx: WriteTx, landing: Landing) -> Callable[[], None]:
+        flight, outcome, result = landing
         name = flight.record.job
         self.flights[name] = [f for f in self.flights.get(name, []) if f is not flight]
+        self.in_flight -= 1
         summary = None if result is None else (result.summary or result.output)
         finish = RunFinish(flight.record.run_id, name, outcome.finished_at, outcome.status,
                            outcome.error, outcome.error_class, summary)
         desired, state = self.desired.get(name), self.states.get(name)
+        alert: Callable[[], None] = _nothing
         if desired is None or state is None:
-            self.writer.finish_run(finish)  # the job was deleted meanwhile: record, drop
+            tx.finish_run(finish)  # the job was deleted meanwhile: record, drop
         else:
             merge = merge_finish(desired, state, flight.info, outcome, flight.superseded)
-            merged = replace(merge.state, running=self._marker_after(name, state,
+            merged = evolve(merge.state, running=self._marker_after(name, state,
                                                                      flight.record.run_id))
-            self.writer.finish_run(replace(finish, job_state=merged))
-            self.states = {**self.states, name: merged}
-            self.on_finished(desired, state, merged, outcome, merge.disabled_now)
-        self.sink.run_finished(replace(
-            flight.record, finished_at=outcome.finished_at, status=outcome.status,
-            error=outcome.error, error_class=outcome.error_class, summary=summary))
-        self._start_queued_manual(name)
+            tx.finish_run(evolve(finish, job_state=merged))
+            self.states[name] = merged
+
+            def alert() -> None:
+                self.on_finished(desired, state, merged, outcome, merge.disabled_now)
+
+        finished = evolve(flight.record, finished_at=outcome.finished_at,
+                           status=outcome.status, error=outcome.error,
+                           error_class=outcome.error_class, summary=summary)
+
+        def effect() -> None:
+            self.sink.run_finished(finished)
+            alert()
+            self._start_queued_manual(name)
+
+        return effect
 
     def _marker_after(self, name: str, state: JobState, run_id: str
                       ) -> RunningMarker | None:
@@ -205,11 +251,12 @@ class RunnerMixin:
         if record is None or record.status is not None:
             cleared = replace(state, running=None)
             self.writer.put_job(cleared)
-            self.states = {**self.states, name: cleared}
+            self.states[name] = cleared
             return
         flight = Flight(record, reason=message)
         self.flights.setdefault(name, []).append(flight)
-        self._land(flight, Outcome("interrupted", now, message), None)
+        self.in_flight += 1
+        self.land([Landing(flight, Outcome("interrupted", now, message), None)])
 
     async def shutdown(self, grace: float) -> None:
         """Stop starting runs, give running ones ``grace`` seconds, interrupt the rest."""
@@ -234,4 +281,5 @@ class RunnerMixin:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         self.flights.clear()
+        self.in_flight = 0
 

@@ -3,8 +3,9 @@
 Every state mutation happens under one ``asyncio.Lock`` (the Python twin of a promise chain):
 applying specs, deciding what is due, starting runs (phase 1), merging their outcomes
 (phase 3), manual triggers. Runs execute outside the lock (phase 2), so reads and other jobs
-never wait for a running job. The in-memory view mirrors the store and is replaced, never
-mutated in place, so ``snapshot()`` is always consistent without taking the lock.
+never wait for a running job. The in-memory view mirrors the store and changes only after the
+store committed, between two awaits of the one event-loop thread, so ``snapshot()`` is always
+consistent without taking the lock.
 
 The timer arms one wake-up for the earliest effective fire, never more than 60 s away (a clock
 jump or a suspended laptop is noticed) and never less than 2 s when the earliest fire is
@@ -25,9 +26,9 @@ from reconciler.core.jobview import DesiredJob
 from reconciler.core.plan import JobChange, compute_pending, plan
 from reconciler.executors.base import Executor
 from reconciler.model.enums import ConcurrencyPolicy
-from reconciler.model.state import JobState, RunningMarker, RunRecord, RunStart, SkipRecord
+from reconciler.model.state import JobState, RunningMarker, RunRecord, RunStart, SkipRecord, evolve
 from reconciler.runtime.events import CollectingSink, EventSink
-from reconciler.runtime.runner import Flight, RunnerMixin
+from reconciler.runtime.runner import Flight, Landing, RunnerMixin
 from reconciler.store import StateWriter, WriteTx
 
 
@@ -65,6 +66,8 @@ class Service(RunnerMixin):
         self.flights: dict[str, list[Flight]] = {}
         self.hold_until: dict[str, float] = {}
         self.queued_manual: set[str] = set()
+        self.in_flight = 0
+        self.landing: list[Landing] = []
         self.wake = asyncio.Event()
         self.accepting = True
         self.abandoned = False
@@ -105,17 +108,21 @@ class Service(RunnerMixin):
 
     def _apply_locked(self, desired: Mapping[str, DesiredJob], now: float) -> list[JobChange]:
         changes = plan(desired, self.states, now)
-        states = dict(self.states)
+        staged: dict[str, JobState | None] = {}
         with self.writer.transaction() as tx:
             for change in changes:
                 if change.kind == "removed":
                     tx.delete_job(change.name)
-                    states.pop(change.name, None)
+                    staged[change.name] = None
                 elif change.state is not None and change.state != self.states.get(change.name):
                     kept = self._keep_marker(change.state)
                     tx.put_job(kept)
-                    states[change.name] = kept
-        self.states = states
+                    staged[change.name] = kept
+        for name, state in staged.items():
+            if state is None:
+                self.states.pop(name, None)
+            else:
+                self.states[name] = state
         self.desired = dict(desired)
         self.sink.reconciled([c for c in changes if c.kind != "unchanged"], now)
         return changes
@@ -146,18 +153,18 @@ class Service(RunnerMixin):
             self.clear_markers(now, older_than=self.config.stuck_after)
             self._retry_schedule_errors(now)
             started: list[tuple[Due, RunRecord]] = []
-            states = dict(self.states)
+            staged: dict[str, JobState] = {}
             skips: list[SkipRecord] = []
             with self.writer.transaction() as tx:
                 for name in self._due_names(now):
-                    decision = resolve_due(self.desired[name], states[name], now,
+                    decision = resolve_due(self.desired[name], self.states[name], now,
                                            self._activity(name))
                     if decision is None or decision.wait:
                         continue
                     if decision.start and not self._has_capacity(len(started), decision):
                         continue  # waits, in order of due time, for a free slot
-                    states[name] = self._commit(tx, decision, now, skips, started)
-            self.states = states
+                    staged[name] = self._commit(tx, decision, now, skips, started)
+            self.states.update(staged)
         for skip in skips:
             self.sink.skipped(skip)
         for _, record in started:
@@ -183,7 +190,7 @@ class Service(RunnerMixin):
         )
 
     def _has_capacity(self, starting: int, decision: Decision) -> bool:
-        running = sum(len(flights) for flights in self.flights.values())
+        running = self.in_flight
         freed = len(self.flights.get(decision.state.name, [])) if decision.interrupt_running \
             else 0
         return running - freed + starting < self.config.max_concurrent_runs
@@ -197,12 +204,12 @@ class Service(RunnerMixin):
             skip_record = SkipRecord(name, skip.fire.nominal, skip.reason, now)
             tx.record_skip(skip_record)
             skips.append(skip_record)
-        state = replace(decision.state, running=self.states[name].running)
+        state = evolve(decision.state, running=self.states[name].running)
         if decision.interrupt_running:
             self.supersede(name)
         if decision.start is not None:
             record = self._start_record(decision.start, now)
-            state = replace(state, running=RunningMarker(record.run_id, now))
+            state = evolve(state, running=RunningMarker(record.run_id, now))
             tx.put_job(state)
             tx.start_run(_run_start(record))
             started.append((decision.start, record))
@@ -220,10 +227,11 @@ class Service(RunnerMixin):
         broken = [name for name, state in self.states.items()
                   if state.schedule_errors and not state.disabled and name in self.desired]
         for name in broken:
-            state = compute_pending(self.desired[name], self.states[name], now)
+            before = self.states[name]
+            state = compute_pending(self.desired[name], before, now)
             self.writer.put_job(state)
-            self.states = {**self.states, name: state}
-            self.on_schedule_checked(self.states[name], state, now)
+            self.states[name] = state
+            self.on_schedule_checked(before, state, now)
 
     # ---- manual triggers -------------------------------------------------------------------
 
@@ -268,8 +276,7 @@ class Service(RunnerMixin):
         state = self.states[name]
         with self.writer.transaction() as tx:
             tx.start_run(_run_start(record))
-        self.states = {**self.states, name: replace(
-            state, running=RunningMarker(record.run_id, now))}
+        self.states[name] = replace(state, running=RunningMarker(record.run_id, now))
         return record
 
     # ---- the timer -------------------------------------------------------------------------
