@@ -9,6 +9,7 @@ an unreadable store, 2 on a usage error.
 from __future__ import annotations
 
 import argparse
+import sys
 import zoneinfo
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ def register(subparsers: Any) -> None:
     )
     sources = parser.add_subparsers(dest="source", metavar="SOURCE",
                                     parser_class=type(parser))
+    parser.set_defaults(handler=lambda _args: _no_source(parser))
     openclaw = sources.add_parser(
         "openclaw", help="import an OpenClaw cron store (jobs.json)",
         description=("Write one ScheduledJob spec per OpenClaw job (and the Channels they "
@@ -52,6 +54,11 @@ def register(subparsers: Any) -> None:
                           help="overwrite existing spec files and existing job state")
     add_format(openclaw)
     openclaw.set_defaults(handler=run)
+
+
+def _no_source(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
 
 
 def run(args: argparse.Namespace) -> int:
