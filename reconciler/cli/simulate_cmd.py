@@ -8,7 +8,7 @@ from typing import Any
 
 from reconciler.cli.common import DEFAULT_SPECS, add_format, print_json
 from reconciler.cli.specs import load_desired
-from reconciler.core.timefmt import iso_utc, parse_instant
+from reconciler.core.timefmt import iso_local, iso_utc, parse_instant
 from reconciler.errors import SpecError, UsageError
 from reconciler.executors.scripted import parse_outcomes
 from reconciler.model.state import JobState, RunRecord
@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         load_specs=lambda path: load_desired([str(base / path)], now=start),
     )
     report = run_simulation(simulation)
-    payload = report_json(report)
+    zones = {name: job.spec.spec.schedule.timezone for name, job in desired.items()}
+    payload = report_json(report, zones)
     if args.format == "json":
         print_json(payload)
     else:
@@ -77,12 +78,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_json(run: RunRecord, status: str | None = None) -> dict[str, Any]:
+def run_json(run: RunRecord, status: str | None = None, zone: str = "UTC") -> dict[str, Any]:
     return {
         "job": run.job,
         "runId": run.run_id,
         "occurrence": run.occurrence_key,
         "scheduledAt": iso_utc(run.scheduled_at),
+        "scheduledLocal": None if run.scheduled_at is None else iso_local(run.scheduled_at, zone),
         "startedAt": iso_utc(run.started_at),
         "finishedAt": iso_utc(run.finished_at),
         "status": status or run.status,
@@ -105,10 +107,10 @@ def job_json(state: JobState) -> dict[str, Any]:
     }
 
 
-def report_json(report: SimReport) -> dict[str, Any]:
+def report_json(report: SimReport, zones: dict[str, str]) -> dict[str, Any]:
     sink = report.sink
-    runs = [run_json(run) for run in sink.finished]
-    runs += [run_json(run, "running") for run in report.in_flight]
+    runs = [run_json(run, zone=zones.get(run.job, "UTC")) for run in sink.finished]
+    runs += [run_json(run, "running", zones.get(run.job, "UTC")) for run in report.in_flight]
     runs.sort(key=lambda run: (run["startedAt"], run["job"]))
     return {
         "runs": runs,
@@ -126,7 +128,7 @@ def report_json(report: SimReport) -> dict[str, Any]:
 def _print_text(payload: dict[str, Any]) -> None:
     lines: list[tuple[str, str]] = []
     for run in payload["runs"]:
-        scheduled = run["scheduledAt"] or "manual"
+        scheduled = run["scheduledLocal"] or "manual"
         error = f"  {run['error']}" if run["error"] else ""
         lines.append((run["startedAt"], f"{run['startedAt']}  run   {run['job']:<28} "
                       f"{run['status']:<11} {run['trigger']:<8} #{run['attempt']} "
