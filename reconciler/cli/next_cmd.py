@@ -128,13 +128,19 @@ def _print_text(listing: list[tuple[ScheduledJob, list[Fire]]], start: float) ->
         print()
         print(_header(job))
         if not fires:
-            print("  no upcoming fires")
+            print(f"  {_why_no_fires(job.spec.schedule)}")
         zone = load_zone(job.spec.schedule.timezone)
         for fire in fires:
             local = datetime.fromtimestamp(fire.effective, zone)
             row = f"  {_local_text(local):<32} {_utc_iso(fire.effective)}"
             note = dst_note(job.spec.schedule, fire)
             print(f"{row}   <- {note}" if note else row)
+
+
+def _why_no_fires(schedule: Schedule) -> str:
+    if schedule.at is not None:
+        return "no upcoming fires: the one-shot time has passed"
+    return "no upcoming fires: the schedule never fires again"
 
 
 def _header(job: ScheduledJob) -> str:

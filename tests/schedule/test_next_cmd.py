@@ -160,3 +160,21 @@ def test_invalid_specs_exit_1_with_the_loaders_errors(
     assert code == 1
     assert "bad.yaml:" in err and "61 is out of range for the minute field" in err
     assert out == ""
+
+
+def test_a_passed_one_shot_has_no_upcoming_fires(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "launch.yaml").write_text(
+        "apiVersion: reconciler.dev/v1\nkind: ScheduledJob\nmetadata: {name: launch}\n"
+        "spec:\n  schedule: {at: '2024-03-10T09:00:00+08:00'}\n  run: {command: ['true']}\n"
+    )
+    code, out, _ = run(capsys, str(tmp_path), "--from", "2024-03-10T02:00:00Z")
+    assert code == 0 and "no upcoming fires: the one-shot time has passed" in out
+    code, out, _ = run(capsys, str(tmp_path), "--from", "2024-03-10T00:00:00Z",
+                       "--format", "json")
+    # 09:00 +08:00 = 01:00Z, after the 00:00Z start: its only fire.
+    assert json.loads(out)["jobs"][0]["next"] == [
+        {"at": "2024-03-10T01:00:00Z", "nominal": "2024-03-10T01:00:00Z",
+         "local": "2024-03-10T01:00:00+00:00"},
+    ]
