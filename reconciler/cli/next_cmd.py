@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -81,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _start_instant(text: str | None) -> float:
     if text is None:
-        return SystemClock().now()
+        # Whole seconds: cron is second-granular, and an interval anchored here reads cleanly.
+        return float(math.floor(SystemClock().now()))
     try:
         return parse_timestamp(text).timestamp()
     except ValueError as exc:
@@ -146,6 +148,8 @@ def _why_no_fires(schedule: Schedule) -> str:
 def _header(job: ScheduledJob) -> str:
     schedule = job.spec.schedule
     parts = [job.name, _describe_schedule(schedule), schedule.timezone]
+    if schedule.every is not None and schedule.anchor is None:
+        parts.append("no anchor: shown as if first reconciled at --from")
     offset_ms = job_offset_ms(job.name, schedule)
     if offset_ms:
         parts.append(f"stagger +{format_duration(timedelta(milliseconds=offset_ms))}")
