@@ -127,6 +127,14 @@ def upcoming_fires(
         state = replace(state, last_nominal=fire.nominal)
 
 
+def dst_note(schedule: Schedule, fire: Fire) -> str | None:
+    """A short note when a DST change moved or doubled this cron fire (for display)."""
+    if schedule.cron is None:
+        return None
+    cron = cron_schedule(schedule.cron, schedule.timezone, schedule.with_seconds)
+    return fire_note(cron, int(fire.nominal))
+
+
 def _next_nominal_ms(
     schedule: Schedule, state: ScheduleState, after_ms: int, offset_ms: int
 ) -> int | None:
@@ -181,11 +189,3 @@ def _timedelta_ms(value: timedelta) -> int:
 
 def _datetime_ms(value: datetime) -> int:
     return (value - _EPOCH) // _MILLISECOND
-
-
-def dst_note(schedule: Schedule, fire: Fire) -> str | None:
-    """A short note when a DST change moved or doubled this cron fire (for display)."""
-    if schedule.cron is None:
-        return None
-    cron = cron_schedule(schedule.cron, schedule.timezone, schedule.with_seconds)
-    return fire_note(cron, int(fire.nominal))
