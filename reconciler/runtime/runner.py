@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from reconciler.core.alerts import decide_alert, effective_policy
 from reconciler.core.errorclass import classify_text
 from reconciler.core.jobview import DesiredJob
 from reconciler.core.outcome import Outcome, RunInfo, merge_finish
@@ -174,10 +175,18 @@ class RunnerMixin:
             merge = merge_finish(desired, state, flight.info, outcome, flight.superseded)
             merged = evolve(merge.state, running=self._marker_after(name, state,
                                                                      flight.record.run_id))
+            policy = effective_policy(desired.spec.spec.failure_alert, self.config.failure_alert)
+            decision = None if flight.superseded else decide_alert(
+                policy, state, merged, outcome.finished_at)
+            if decision is not None:
+                merged = evolve(merged, last_alert_at=decision.last_alert_at)
             tx.finish_run(evolve(finish, job_state=merged))
             self.states[name] = merged
 
             def alert() -> None:
+                if decision is not None:
+                    self.sink.alert(Alert(name, outcome.finished_at, decision.kind,
+                                          decision.message))
                 self.on_finished(desired, state, merged, outcome, merge.disabled_now)
 
         finished = evolve(flight.record, finished_at=outcome.finished_at,

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from reconciler.clock import Clock
+from reconciler.core.alerts import missed_text
 from reconciler.core.due import Activity, Decision, Due, resolve_due
 from reconciler.core.identity import manual_occurrence_key, occurrence_key, run_id
 from reconciler.core.jobview import DesiredJob
 from reconciler.core.plan import JobChange, compute_pending, plan
 from reconciler.executors.base import Executor
+from reconciler.model.delivery import FailureAlert
 from reconciler.model.enums import ConcurrencyPolicy
 from reconciler.model.state import JobState, RunningMarker, RunRecord, RunStart, SkipRecord, evolve
-from reconciler.runtime.events import CollectingSink, EventSink
+from reconciler.runtime.events import Alert, CollectingSink, EventSink
 from reconciler.runtime.runner import Flight, Landing, RunnerMixin
 from reconciler.store import StateWriter, WriteTx
 
@@ -41,6 +43,7 @@ class ServiceConfig:
     past_due_delay: float = 2.0
     stuck_after: float = 7200.0  # a running marker older than this is cleared
     recent_runs: int = 3  # how many past runs an executor sees as the job's memory
+    failure_alert: FailureAlert = field(default_factory=FailureAlert)  # for jobs without one
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class Service(RunnerMixin):
         self.queued_manual: set[str] = set()
         self.in_flight = 0
         self.landing: list[Landing] = []
+        self.pending_alerts: list[Alert] = []
         self.wake = asyncio.Event()
         self.accepting = True
         self.abandoned = False
@@ -167,6 +171,9 @@ class Service(RunnerMixin):
             self.states.update(staged)
         for skip in skips:
             self.sink.skipped(skip)
+        alerts, self.pending_alerts = self.pending_alerts, []
+        for alert in alerts:
+            self.sink.alert(alert)
         for _, record in started:
             self.launch(record)
 
@@ -204,6 +211,9 @@ class Service(RunnerMixin):
             skip_record = SkipRecord(name, skip.fire.nominal, skip.reason, now)
             tx.record_skip(skip_record)
             skips.append(skip_record)
+            if skip.reason == "missed" and self.desired[name].spec.spec.alert_on_missed:
+                self.pending_alerts.append(
+                    Alert(name, now, "missed", missed_text(name, skip.fire.nominal, now)))
         state = evolve(decision.state, running=self.states[name].running)
         if decision.interrupt_running:
             self.supersede(name)

@@ -86,6 +86,9 @@ def test_scenario(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     if "skipped" in expect:
         assert _project(result["skipped"], expect["skipped"]) == expect["skipped"], \
             result["skipped"]
+    if "alerts" in expect:
+        assert _project(result["alerts"], expect["alerts"]) == expect["alerts"], \
+            result["alerts"]
     for job, fields in (expect.get("final") or {}).items():
         final = result["final"]["jobs"][job]
         assert {key: final[key] for key in fields} == fields

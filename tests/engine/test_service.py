@@ -212,3 +212,18 @@ def test_timer_wakes_within_60s_and_never_spins_on_a_past_due_fire(tmp_path: Pat
             assert service.next_delay() == 12.5
 
     run_virtual(scenario())
+
+
+def test_a_job_whose_zone_breaks_is_disabled_after_three_tries_while_neighbours_run(
+    tmp_path: Path,
+) -> None:
+    # A zone that vanished from the tz database: the model accepts the string (validation
+    # would reject it today), so build the job the way an old state would meet it.
+    broken = job("broken", {"cron": "0 * * * *", "timezone": "Mars/Olympus"})
+    neighbour = job("neighbour", {"every": "1m", "anchor": "2026-01-05T08:00:00Z"})
+    sink = _run_for(tmp_path, jobs(broken, neighbour), at("2026-01-05T09:00:30"),
+                    at("2026-01-05T09:05:30"), ScriptedExecutor({}))
+    assert [run.job for run in sink.finished] == ["neighbour"] * 5
+    (alert,) = [a for a in sink.alerts if a.job == "broken"]
+    assert alert.kind == "auto-disabled"
+    assert "3 times in a row" in alert.message and "Mars/Olympus" in alert.message
