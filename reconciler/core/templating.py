@@ -1,7 +1,10 @@
 """The one sandboxed Jinja2 environment for every template field, and its syntax check.
 
 Templates render with ``StrictUndefined`` (a typo fails loudly instead of rendering empty) in
-Jinja2's ``SandboxedEnvironment`` (no attribute access to internals such as ``__class__``).
+Jinja2's ``ImmutableSandboxedEnvironment``: no attribute access to internals such as
+``__class__``, and no mutating calls (``dict.update``, ``list.append``) on the variables, so one
+template cannot alter what the next one sees. The globals ``lipsum``, ``cycler`` and ``joiner``
+are removed: no job needs them and they are the usual first step of sandbox-escape payloads.
 """
 
 from __future__ import annotations
@@ -10,16 +13,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from jinja2 import StrictUndefined, TemplateSyntaxError
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 _MARKERS = ("{{", "{%", "{#")
+_REMOVED_GLOBALS = ("lipsum", "cycler", "joiner")
 
 
 @lru_cache(maxsize=1)
-def environment() -> SandboxedEnvironment:
-    return SandboxedEnvironment(
+def environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
         undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
     )
+    for name in _REMOVED_GLOBALS:
+        env.globals.pop(name, None)
+    return env
 
 
 def is_template(text: str) -> bool:

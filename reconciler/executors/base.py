@@ -48,6 +48,8 @@ class RunResult:
     error: str | None = None
     error_class: ErrorClass | None = None
     delivered: bool = False  # the job already sent its result itself
+    # Seconds the far side asked us to wait (HTTP Retry-After), for the retry policy.
+    retry_after: float | None = None
 
 
 class Executor(Protocol):
