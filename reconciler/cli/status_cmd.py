@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.cli.common import DEFAULT_SPECS, add_format, add_state, print_json
-from reconciler.core.describe import describe_schedule
 from reconciler.core.timefmt import iso_utc
 from reconciler.errors import UsageError
 from reconciler.model.job import ScheduledJob
-from reconciler.model.state import JobState, RunRecord, SkipRecord
+from reconciler.runtime.views import history_run_json, skip_json, status_json
 from reconciler.sources.loader import load_paths
 from reconciler.store import StateReader
 
@@ -42,30 +41,6 @@ def _specs_by_name(path: str) -> dict[str, ScheduledJob]:
     return {job.name: job for job in load_paths([path]).jobs}
 
 
-def status_json(state: JobState, spec: ScheduledJob | None) -> dict[str, Any]:
-    running = None
-    if state.running is not None:
-        running = {"runId": state.running.run_id, "since": iso_utc(state.running.started_at),
-                   "pid": state.running.pid, "host": state.running.host}
-    return {
-        "name": state.name,
-        "suspended": state.suspended_since is not None,
-        "schedule": describe_schedule(spec.spec.schedule) if spec else None,
-        "nextRunAt": iso_utc(state.next_effective_at),
-        "nextNominalAt": iso_utc(state.next_nominal_at),
-        "lastRunAt": iso_utc(state.last_started_at),
-        "lastFinishedAt": iso_utc(state.last_finished_at),
-        "lastStatus": state.last_status,
-        "lastError": state.last_error,
-        "consecutiveErrors": state.consecutive_errors,
-        "running": running,
-        "disabled": state.disabled,
-        "disabledReason": state.disabled_reason,
-        "sourceRevision": state.source_revision,
-        "inSpecs": spec is not None,
-    }
-
-
 def run_status(args: argparse.Namespace) -> int:
     specs = _specs_by_name(args.specs)
     with StateReader.open(args.state) as reader:
@@ -92,22 +67,6 @@ def run_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def history_run_json(run: RunRecord) -> dict[str, Any]:
-    return {
-        "runId": run.run_id, "occurrence": run.occurrence_key,
-        "scheduledAt": iso_utc(run.scheduled_at), "startedAt": iso_utc(run.started_at),
-        "finishedAt": iso_utc(run.finished_at), "status": run.status or "running",
-        "attempt": run.attempt, "trigger": run.trigger, "error": run.error,
-        "errorClass": run.error_class, "summary": run.summary,
-        "delivery": run.delivery_status,
-    }
-
-
-def _skip_json(skip: SkipRecord) -> dict[str, Any]:
-    return {"scheduledAt": iso_utc(skip.scheduled_at), "reason": skip.reason,
-            "recordedAt": iso_utc(skip.recorded_at)}
-
-
 def run_history(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")
@@ -116,7 +75,7 @@ def run_history(args: argparse.Namespace) -> int:
         skips = reader.skips(args.job, limit=args.limit)
     if args.format == "json":
         print_json({"job": args.job, "runs": [history_run_json(r) for r in runs],
-                    "skipped": [_skip_json(s) for s in skips]})
+                    "skipped": [skip_json(s) for s in skips]})
         return 0
     if not runs and not skips:
         print(f"no runs of {args.job!r} in the state at {args.state}")
