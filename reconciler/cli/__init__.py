@@ -29,6 +29,8 @@ COMMAND_MODULES = [
     "reconciler.cli.simulate_cmd",
     "reconciler.cli.plan_cmd",
     "reconciler.cli.status_cmd",
+    "reconciler.cli.run_cmd",
+    "reconciler.cli.trigger_cmd",
     "reconciler.cli.next_cmd",
 ]
 

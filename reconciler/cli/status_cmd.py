@@ -12,6 +12,7 @@ from reconciler.errors import UsageError
 from reconciler.model.job import ScheduledJob
 from reconciler.runtime.views import history_run_json, skip_json, status_json
 from reconciler.sources.loader import load_paths
+from reconciler.runtime.sourcestatus import read_source_status
 from reconciler.store import StateReader
 
 
@@ -50,9 +51,19 @@ def run_status(args: argparse.Namespace) -> int:
         if not states:
             raise UsageError(f"no job named {args.job!r} in the state at {args.state}")
     rows = [status_json(state, specs.get(state.name)) for state in states]
+    source = read_source_status(args.state)
+    stalled = (source or {}).get("stalled", {})
+    for row in rows:
+        row["specError"] = stalled.get(row["name"])
     if args.format == "json":
-        print_json({"jobs": rows})
+        print_json({"jobs": rows, "source": source})
         return 0
+    if source is not None:
+        revision = (source.get("revision") or "")[:12] or "(not a git work tree)"
+        print(f"source: revision {revision}, read {source.get('reconciledAt')}, "
+              f"{len(source.get('errors', []))} spec errors")
+        for error in source.get("errors", []):
+            print(f"  {error['file']}:{error['line']}:{error['column']}: {error['message']}")
     if not rows:
         print(f"no jobs in the state at {args.state}")
         return 0
@@ -64,6 +75,8 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"{row['name']:<28} {row['nextRunAt'] or '-':<22} {row['lastRunAt'] or '-':<22} "
               f"{row['lastStatus'] or '-':<11} {row['consecutiveErrors']:>5}  "
               f"{','.join(flags) or 'idle'}")
+        if row["specError"]:
+            print(f"    stalled: {row['specError']}")
     return 0
 
 

@@ -57,3 +57,38 @@ class CollectingSink:
 
     def delivery(self, record: dict[str, Any]) -> None:
         self.deliveries.append(record)
+
+
+class FanoutSink:
+    """Hands every event to several sinks (logs, metrics, delivery), in order."""
+
+    def __init__(self, sinks: list[EventSink]) -> None:
+        self.sinks = list(sinks)
+
+    def add(self, sink: EventSink) -> None:
+        self.sinks.append(sink)
+
+    def reconciled(self, changes: list[JobChange], at: float) -> None:
+        for sink in self.sinks:
+            sink.reconciled(changes, at)
+
+    def run_started(self, run: RunRecord) -> None:
+        for sink in self.sinks:
+            sink.run_started(run)
+
+    def run_finished(self, run: RunRecord) -> None:
+        for sink in self.sinks:
+            sink.run_finished(run)
+
+    def skipped(self, skip: SkipRecord) -> None:
+        for sink in self.sinks:
+            sink.skipped(skip)
+
+    def alert(self, alert: Alert) -> None:
+        for sink in self.sinks:
+            sink.alert(alert)
+
+    def delivery(self, record: dict[str, Any]) -> None:
+        for sink in self.sinks:
+            sink.delivery(record)
+

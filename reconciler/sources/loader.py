@@ -46,6 +46,7 @@ class LoadResult:
     files: int = 0
     documents: list[SpecDocument] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    file_names: list[str] = field(default_factory=list)
 
     @property
     def jobs(self) -> list[ScheduledJob]:
@@ -101,6 +102,7 @@ class _Loader:
     def load_file(self, path: Path) -> None:
         file = str(path)
         self.result.files += 1
+        self.result.file_names.append(file)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

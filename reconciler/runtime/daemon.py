@@ -1,0 +1,154 @@
+"""``reconciler run``: the long-running reconciler.
+
+Start: take the state directory's writer lock (a second daemon fails at once), migrate the
+state, load the specs, clear runs a previous process left marked running, catch up. Then:
+reconcile on every spec change (file events, debounced, plus a periodic resync so a missed
+event is never permanent; or a git clone fast-forwarded on an interval), schedule, execute,
+answer triggers on the control socket. SIGTERM/SIGINT: stop starting runs, give running ones
+the shutdown grace, record the rest ``interrupted``, exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+from reconciler.clock import Clock, SystemClock
+from reconciler.errors import SpecLoadError
+from reconciler.executors.base import Executor
+from reconciler.runtime.control import ControlServer
+from reconciler.runtime.events import EventSink, FanoutSink
+from reconciler.runtime.logsink import LogSink
+from reconciler.runtime.service import Service, ServiceConfig
+from reconciler.runtime.settings import Settings
+from reconciler.runtime.sourcestatus import write_source_status
+from reconciler.runtime.wiring import build_executor
+from reconciler.sources.directory import DirectorySource, SourceSnapshot
+from reconciler.sources.gitinfo import clone_or_update
+from reconciler.sources.watch import SpecWatcher
+from reconciler.store import StateWriter
+
+
+class Daemon:
+    def __init__(self, settings: Settings, clock: Clock | None = None,
+                 executor: Executor | None = None, extra_sinks: list[EventSink] | None = None
+                 ) -> None:
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.log = LogSink(settings.log_format)
+        self.sink = FanoutSink([self.log, *(extra_sinks or [])])
+        self.executor = executor
+        self.source = DirectorySource(settings.specs)
+        self.stop = asyncio.Event()
+        self.changed = asyncio.Event()
+        self.service: Service | None = None
+
+    async def serve(self) -> int:
+        settings = self.settings
+        self._sync_git()
+        writer = StateWriter.open(settings.state, now=self.clock.now())
+        try:
+            snapshot = self._load()
+            config = ServiceConfig(max_concurrent_runs=settings.max_concurrent_runs,
+                                   stuck_after=settings.stuck_after.total_seconds())
+            executor = self.executor or build_executor()
+            self.service = Service(writer, self.clock, executor, config, self.sink)
+            await self.service.start(snapshot.desired)
+            self._record_source(snapshot)
+            await self._run(self.service)
+        finally:
+            writer.close()
+        return 0
+
+    async def _run(self, service: Service) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self.stop.set)
+        control = await ControlServer.start(self.settings.state, service)
+        watcher = self._watch(loop)
+        tasks = [asyncio.ensure_future(coro) for coro in (
+            service.run_forever(self.stop), self._reconcile_loop(service), self._stop_after())]
+        self.log.info(self.clock.now(), "started", specs=self.settings.specs,
+                      state=self.settings.state, jobs=len(service.desired))
+        try:
+            await self.stop.wait()
+        finally:
+            self.log.info(self.clock.now(), "stopping",
+                          grace=f"{self.settings.shutdown_grace.total_seconds():g}s")
+            for task in tasks[1:]:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if watcher is not None:
+                watcher.stop()
+            await control.close()
+            await service.shutdown(self.settings.shutdown_grace.total_seconds())
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signum)
+            self.log.info(self.clock.now(), "stopped")
+
+    def _watch(self, loop: asyncio.AbstractEventLoop) -> SpecWatcher | None:
+        if self.settings.git_url:
+            return None  # the clone changes only when we fetch
+        def changed() -> None:  # called on watchdog's thread
+            loop.call_soon_threadsafe(self.changed.set)
+
+        watcher = SpecWatcher(self.settings.specs, changed)
+        watcher.start()
+        return watcher
+
+    async def _stop_after(self) -> None:
+        if self.settings.run_for is not None:
+            await asyncio.sleep(self.settings.run_for.total_seconds())
+            self.stop.set()
+
+    async def _reconcile_loop(self, service: Service) -> None:
+        """Reload on (debounced) file events, on the resync interval, or on git updates."""
+        interval = (self.settings.git_interval if self.settings.git_url
+                    else self.settings.resync_interval).total_seconds()
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), timeout=interval)
+            await self._debounce()
+            self.changed.clear()
+            await self._reconcile(service)
+
+    async def _debounce(self) -> None:
+        """A burst of events (a pull rewriting fifty files) becomes one reconcile."""
+        quiet = self.settings.debounce.total_seconds()
+        deadline = self.clock.now() + 10 * max(quiet, 0.1)
+        while self.changed.is_set() and self.clock.now() < deadline:
+            self.changed.clear()
+            await asyncio.sleep(quiet)
+
+    async def _reconcile(self, service: Service) -> None:
+        try:
+            self._sync_git()
+            snapshot = self._load()
+        except SpecLoadError as exc:
+            self.log.info(self.clock.now(), "source-error", error=str(exc))
+            return
+        await service.apply(snapshot.desired)
+        self._record_source(snapshot)
+
+    def _sync_git(self) -> None:
+        if self.settings.git_url:
+            clone_or_update(self.settings.git_url, self.settings.git_ref, self.settings.specs)
+
+    def _load(self) -> SourceSnapshot:
+        snapshot = self.source.load(self.clock.now())
+        for diagnostic in snapshot.errors:
+            self.log.info(self.clock.now(), "spec-error", error=diagnostic.render())
+        return snapshot
+
+    def _record_source(self, snapshot: SourceSnapshot) -> None:
+        write_source_status(Path(self.settings.state), snapshot, self.clock.now())
+
+
+def run_daemon(settings: Settings, on_ready: Callable[[Daemon], None] | None = None) -> int:
+    daemon = Daemon(settings)
+    if on_ready is not None:
+        on_ready(daemon)
+    return asyncio.run(daemon.serve())

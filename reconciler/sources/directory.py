@@ -1,0 +1,101 @@
+"""The directory source: the specs in a (git) directory, with the last good spec kept.
+
+A file that becomes invalid does not remove its jobs: the jobs it defined at its last good
+load keep running, and the problem is reported (Flux's "Stalled") until the file is fixed. A
+file that is deleted does remove its jobs. Each load is one consistent snapshot: the reconcile
+that follows applies all of its changes or none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reconciler.core.jobview import DesiredJob
+from reconciler.errors import SpecLoadError
+from reconciler.model.diagnostics import Diagnostic
+from reconciler.model.job import Channel, ScheduledJob
+from reconciler.sources.gitinfo import revision
+from reconciler.sources.loader import LoadResult, load_paths
+
+
+@dataclass(frozen=True)
+class SourceSnapshot:
+    desired: dict[str, DesiredJob]
+    channels: dict[str, Channel]
+    revision: str | None
+    errors: tuple[Diagnostic, ...]
+    stalled: dict[str, str]  # job -> why its last good spec is still in use
+    files: int
+
+
+@dataclass
+class _FileSpecs:
+    jobs: list[ScheduledJob] = field(default_factory=list)
+    channels: list[Channel] = field(default_factory=list)
+
+
+class DirectorySource:
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self._last_good: dict[str, _FileSpecs] = {}
+
+    def load(self, now: float) -> SourceSnapshot:
+        """Read the directory; raises ``SpecLoadError`` only if it does not exist."""
+        if not self.directory.is_dir():
+            raise SpecLoadError(f"spec directory {self.directory} does not exist")
+        rev = revision(self.directory)
+        result = load_paths([str(self.directory)], now=now)
+        broken = {d.file for d in result.errors if d.file is not None}
+        current = _by_file(result)
+        seen = _files(result)
+        stalled: dict[str, str] = {}
+        for file in list(self._last_good):
+            if file not in seen:
+                del self._last_good[file]  # deleted: its jobs go
+        for file in seen:
+            if file in broken and file in self._last_good:
+                why = _first_error(result.errors, file)
+                for job in self._last_good[file].jobs:
+                    stalled[job.name] = f"last good spec in use; {why}"
+            elif file not in broken:
+                self._last_good[file] = current.get(file, _FileSpecs())
+        desired, channels = self._merged(rev)
+        return SourceSnapshot(desired, channels, rev, tuple(result.errors), stalled,
+                              result.files)
+
+    def _merged(self, rev: str | None) -> tuple[dict[str, DesiredJob], dict[str, Channel]]:
+        desired: dict[str, DesiredJob] = {}
+        channels: dict[str, Channel] = {}
+        for file in sorted(self._last_good):
+            specs = self._last_good[file]
+            for job in specs.jobs:
+                desired.setdefault(job.name, DesiredJob.of(job, rev))
+            for channel in specs.channels:
+                channels.setdefault(channel.name, channel)
+        return desired, channels
+
+
+def _by_file(result: LoadResult) -> dict[str, _FileSpecs]:
+    grouped: dict[str, _FileSpecs] = {}
+    for document in result.documents:
+        specs = grouped.setdefault(document.file, _FileSpecs())
+        if isinstance(document.resource, ScheduledJob):
+            specs.jobs.append(document.resource)
+        elif isinstance(document.resource, Channel):
+            specs.channels.append(document.resource)
+    return grouped
+
+
+def _files(result: LoadResult) -> set[str]:
+    files = {d.file for d in result.documents}
+    files |= {d.file for d in result.diagnostics if d.file is not None}
+    return files | set(result.file_names)
+
+
+def _first_error(errors: Iterable[Diagnostic], file: str) -> str:
+    for diagnostic in errors:
+        if diagnostic.file == file:
+            return diagnostic.render()
+    return f"{file} has errors"
