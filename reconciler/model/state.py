@@ -20,7 +20,15 @@ from typing import Any, Final, Literal, TypeVar, get_args
 
 RunStatus = Literal["ok", "error", "timeout", "skipped", "interrupted"]
 Trigger = Literal["schedule", "catchup", "retry", "manual"]
-DeliveryStatus = Literal["none", "pending", "delivered", "failed"]
+# A run's delivery status (issue 9): pending until its outbox entries settle, then delivered or
+# not-delivered; or, with nothing enqueued, why not. Before issue 9 the store wrote "none" and
+# "failed"; the store reads those as "not-requested" and "not-delivered".
+DeliveryStatus = Literal[
+    "pending", "delivered", "not-delivered", "not-requested", "skipped-stale", "already-delivered"
+]
+LEGACY_DELIVERY_STATUSES: Final[dict[str, str]] = {
+    "none": "not-requested", "failed": "not-delivered"
+}
 OutboxStatus = Literal["pending", "delivered", "failed"]
 
 RUN_STATUSES: Final[frozenset[str]] = frozenset(get_args(RunStatus))

@@ -167,7 +167,8 @@ class WriteTx:
                 "SELECT status FROM outbox WHERE run_id = ?", (delivery.run_id,)
             )
         }
-        overall = next(s for s in ("failed", "pending", "delivered") if s in statuses)
+        worst = next(s for s in ("failed", "pending", "delivered") if s in statuses)
+        overall = "not-delivered" if worst == "failed" else worst  # the run's word for it
         self._conn.execute(
             "UPDATE runs SET delivery_status = ? WHERE run_id = ?", (overall, delivery.run_id)
         )
