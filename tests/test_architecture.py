@@ -18,7 +18,7 @@ ALLOWED = {
     "sources": {"core", "model", "errors", "clock"},
     "store": {"core", "model", "errors", "clock"},
     "executors": {"core", "model", "errors", "clock"},
-    "delivery": {"core", "model", "errors", "clock", "store"},
+    "delivery": {"core", "model", "errors", "clock", "store", "executors"},
     "runtime": {"sources", "store", "executors", "delivery", "core", "model", "errors", "clock"},
     "cli": {
         "runtime", "sources", "store", "executors", "delivery", "core", "model", "errors",
