@@ -4,6 +4,8 @@ kill: the whole group gone after the grace period, no zombie left)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -108,3 +110,15 @@ def test_a_leftover_that_ignores_sigterm_and_closed_the_pipes_is_killed(tmp_path
     assert result is not None and result.status == "ok"
     assert elapsed >= GRACE  # it had its grace period
     assert_gone(read_pid(tmp_path / "grandchild"))
+
+
+def test_a_process_that_left_the_group_holding_the_pipes_does_not_hang_the_run(
+        tmp_path: Path) -> None:
+    script = (f'python3 -c "import os, time; os.setsid(); time.sleep(60)" & '
+              f'echo $! > {tmp_path}/escapee; echo done')
+    try:
+        result, elapsed = asyncio.run(_run_with_timeout(sh(script), 10))
+        assert result is not None and result.status == "ok" and result.summary == "done"
+        assert elapsed < 1.0 + GRACE + 1.0 + 1.0  # drain, grace, then our pipe ends are closed
+    finally:
+        os.kill(read_pid(tmp_path / "escapee"), signal.SIGKILL)
