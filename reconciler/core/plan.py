@@ -11,6 +11,7 @@ job never touches another job's state.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -60,7 +61,9 @@ def reconcile_job(
 
 def _added(desired: DesiredJob, now: float) -> JobState:
     schedule = desired.spec.spec.schedule
-    anchor = schedule.anchor.timestamp() if schedule.anchor is not None else now
+    # Without a spec anchor the grid starts at the first reconcile, on a whole second, so an
+    # interval's fires read as round times.
+    anchor = schedule.anchor.timestamp() if schedule.anchor is not None else math.floor(now)
     state = JobState(
         name=desired.name,
         anchor=anchor,
@@ -92,7 +95,7 @@ def _changed(desired: DesiredJob, observed: JobState, now: float) -> JobChange:
         if spec.schedule.anchor is not None:
             state = replace(state, anchor=spec.schedule.anchor.timestamp())
         elif observed.anchor is None or observed.schedule_hash != desired.schedule_hash:
-            state = replace(state, anchor=observed.first_reconciled_at or now)
+            state = replace(state, anchor=math.floor(observed.first_reconciled_at or now))
         state = compute_pending(desired, state, now)
         effects.append("schedule recomputed")
     if spec.suspend and observed.suspended_since is None:

@@ -34,6 +34,7 @@ class SourceSnapshot:
 class _FileSpecs:
     jobs: list[ScheduledJob] = field(default_factory=list)
     channels: list[Channel] = field(default_factory=list)
+    revision: str | None = None  # the commit of this file's last good load
 
 
 class DirectorySource:
@@ -48,7 +49,7 @@ class DirectorySource:
         rev = revision(self.directory)
         result = load_paths([str(self.directory)], now=now)
         broken = {d.file for d in result.errors if d.file is not None}
-        current = _by_file(result)
+        current = _by_file(result, rev)
         seen = _files(result)
         stalled: dict[str, str] = {}
         for file in list(self._last_good):
@@ -60,27 +61,27 @@ class DirectorySource:
                 for job in self._last_good[file].jobs:
                     stalled[job.name] = f"last good spec in use; {why}"
             elif file not in broken:
-                self._last_good[file] = current.get(file, _FileSpecs())
-        desired, channels = self._merged(rev)
+                self._last_good[file] = current.get(file, _FileSpecs(revision=rev))
+        desired, channels = self._merged()
         return SourceSnapshot(desired, channels, rev, tuple(result.errors), stalled,
                               result.files)
 
-    def _merged(self, rev: str | None) -> tuple[dict[str, DesiredJob], dict[str, Channel]]:
+    def _merged(self) -> tuple[dict[str, DesiredJob], dict[str, Channel]]:
         desired: dict[str, DesiredJob] = {}
         channels: dict[str, Channel] = {}
         for file in sorted(self._last_good):
             specs = self._last_good[file]
             for job in specs.jobs:
-                desired.setdefault(job.name, DesiredJob.of(job, rev))
+                desired.setdefault(job.name, DesiredJob.of(job, specs.revision))
             for channel in specs.channels:
                 channels.setdefault(channel.name, channel)
         return desired, channels
 
 
-def _by_file(result: LoadResult) -> dict[str, _FileSpecs]:
+def _by_file(result: LoadResult, rev: str | None) -> dict[str, _FileSpecs]:
     grouped: dict[str, _FileSpecs] = {}
     for document in result.documents:
-        specs = grouped.setdefault(document.file, _FileSpecs())
+        specs = grouped.setdefault(document.file, _FileSpecs(revision=rev))
         if isinstance(document.resource, ScheduledJob):
             specs.jobs.append(document.resource)
         elif isinstance(document.resource, Channel):
