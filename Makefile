@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run daemon test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,10 +12,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## Install, then check the bundled example specs and show their next fires.
+RUN_FOR ?= 75s
+
+## Install, check the bundled example specs, then run the daemon on them for $(RUN_FOR)
+## (jobs fire within the first minute) and show the state it recorded.
 run: $(STAMP)
 	$(BIN)/reconciler validate specs/
-	$(BIN)/reconciler next specs/ --count 3
+	$(BIN)/reconciler next specs/examples --count 1
+	$(BIN)/reconciler run --specs specs/examples --state .reconciler --run-for $(RUN_FOR)
+	$(BIN)/reconciler status --specs specs/examples --state .reconciler
+
+## Install, then run the daemon on the examples until Ctrl-C.
+daemon: $(STAMP)
+	$(BIN)/reconciler run --specs specs/examples --state .reconciler
 
 ## Install, then run every quality gate and the whole test suite.
 test: $(STAMP)
