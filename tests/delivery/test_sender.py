@@ -7,8 +7,10 @@ import asyncio
 import base64
 import hashlib
 import hmac
+import inspect
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +35,11 @@ def verify_reconciler_signature(secret: str, body: bytes, signature: str) -> boo
     signature of `body` (the raw request body, before any JSON parsing)."""
     expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected, signature)
+
+
+def test_the_snippet_here_is_the_one_in_the_readme() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert inspect.getsource(verify_reconciler_signature) in readme
 
 
 def send(payload: str, key: str = "run-1", env: Mapping[str, str] | None = None,
