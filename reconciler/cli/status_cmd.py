@@ -10,9 +10,9 @@ from reconciler.cli.common import DEFAULT_SPECS, add_format, add_state, print_js
 from reconciler.core.timefmt import iso_utc
 from reconciler.errors import UsageError
 from reconciler.model.job import ScheduledJob
+from reconciler.runtime.sourcestatus import read_source_status
 from reconciler.runtime.views import history_run_json, skip_json, status_json
 from reconciler.sources.loader import load_paths
-from reconciler.runtime.sourcestatus import read_source_status
 from reconciler.store import StateReader
 
 

@@ -20,13 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.clock import Clock, SystemClock
-from reconciler.errors import SpecLoadError
+from reconciler.errors import ReconcilerError, SpecLoadError
 from reconciler.executors.base import Executor
+from reconciler.model.delivery import FailureAlert
 from reconciler.runtime.control import ControlServer
 from reconciler.runtime.events import EventSink, FanoutSink
+from reconciler.runtime.http import build_app, parse_listen, serve_http
 from reconciler.runtime.logsink import LogSink
+from reconciler.runtime.metrics import MetricsSink
 from reconciler.runtime.service import Service, ServiceConfig
-from reconciler.runtime.settings import Settings
+from reconciler.runtime.settings import Settings, read_token
 from reconciler.runtime.sourcestatus import write_source_status
 from reconciler.runtime.wiring import build_executor
 from reconciler.sources.directory import DirectorySource, SourceSnapshot
@@ -42,7 +45,8 @@ class Daemon:
         self.settings = settings
         self.clock = clock or SystemClock()
         self.log = LogSink(settings.log_format)
-        self.sink = FanoutSink([self.log, *(extra_sinks or [])])
+        self.metrics = MetricsSink()
+        self.sink = FanoutSink([self.log, self.metrics, *(extra_sinks or [])])
         self.executor = executor
         self.source = DirectorySource(settings.specs)
         self.stop = asyncio.Event()
@@ -55,8 +59,10 @@ class Daemon:
         writer = StateWriter.open(settings.state, now=self.clock.now())
         try:
             snapshot = self._load()
-            config = ServiceConfig(max_concurrent_runs=settings.max_concurrent_runs,
-                                   stuck_after=settings.stuck_after.total_seconds())
+            config = ServiceConfig(
+                max_concurrent_runs=settings.max_concurrent_runs,
+                stuck_after=settings.stuck_after.total_seconds(),
+                failure_alert=FailureAlert(channel=settings.alert_channel))
             executor = self.executor or build_executor()
             self.service = Service(writer, self.clock, executor, config, self.sink)
             await self.service.start(snapshot.desired)
@@ -73,6 +79,8 @@ class Daemon:
         watcher = self._watch(loop)
         tasks = [asyncio.ensure_future(coro) for coro in (
             service.run_forever(self.stop), self._reconcile_loop(service), self._stop_after())]
+        if self.settings.http:
+            tasks.append(asyncio.ensure_future(self._serve_http(service, tasks[0])))
         self.log.info(self.clock.now(), "started", specs=self.settings.specs,
                       state=self.settings.state, jobs=len(service.desired))
         try:
@@ -101,6 +109,21 @@ class Daemon:
 
         return {signum: signal.signal(signum, handler)
                 for signum in (signal.SIGTERM, signal.SIGINT)}
+
+    async def _serve_http(self, service: Service, timer: asyncio.Future[None]) -> None:
+        assert self.settings.http is not None
+        host, port = parse_listen(self.settings.http)
+        app = build_app(service, token=read_token(self.settings), now=self.clock.now,
+                        metrics=self.metrics, alive=lambda: not timer.done())
+
+        def listening(bound_host: str, bound_port: int) -> None:
+            self.log.info(self.clock.now(), "http", url=f"http://{bound_host}:{bound_port}")
+
+        try:
+            await serve_http(app, host, port, self.stop, on_listening=listening)
+        except ReconcilerError as exc:
+            self.log.info(self.clock.now(), "http-error", error=str(exc))
+            self.stop.set()
 
     def _watch(self, loop: asyncio.AbstractEventLoop) -> SpecWatcher | None:
         if self.settings.git_url:

@@ -5,6 +5,7 @@ The daemon logs these; ``simulate`` collects them into its report; tests assert 
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -60,7 +61,11 @@ class CollectingSink:
 
 
 class FanoutSink:
-    """Hands every event to several sinks (logs, metrics, delivery), in order."""
+    """Hands every event to several sinks (logs, metrics, delivery), in order.
+
+    Events are emitted after the state is committed; a sink that fails (a full disk under the
+    log, a metrics bug) is reported on stderr and never breaks the writer or the other sinks.
+    """
 
     def __init__(self, sinks: list[EventSink]) -> None:
         self.sinks = list(sinks)
@@ -68,27 +73,28 @@ class FanoutSink:
     def add(self, sink: EventSink) -> None:
         self.sinks.append(sink)
 
-    def reconciled(self, changes: list[JobChange], at: float) -> None:
+    def _each(self, method: str, *args: Any) -> None:
         for sink in self.sinks:
-            sink.reconciled(changes, at)
+            try:
+                getattr(sink, method)(*args)
+            except Exception as exc:  # a sink must never take the service down
+                print(f"reconciler: event sink {type(sink).__name__}.{method} failed: {exc!r}",
+                      file=sys.stderr)
+
+    def reconciled(self, changes: list[JobChange], at: float) -> None:
+        self._each("reconciled", changes, at)
 
     def run_started(self, run: RunRecord) -> None:
-        for sink in self.sinks:
-            sink.run_started(run)
+        self._each("run_started", run)
 
     def run_finished(self, run: RunRecord) -> None:
-        for sink in self.sinks:
-            sink.run_finished(run)
+        self._each("run_finished", run)
 
     def skipped(self, skip: SkipRecord) -> None:
-        for sink in self.sinks:
-            sink.skipped(skip)
+        self._each("skipped", skip)
 
     def alert(self, alert: Alert) -> None:
-        for sink in self.sinks:
-            sink.alert(alert)
+        self._each("alert", alert)
 
     def delivery(self, record: dict[str, Any]) -> None:
-        for sink in self.sinks:
-            sink.delivery(record)
-
+        self._each("delivery", record)

@@ -127,3 +127,37 @@ def test_trigger_with_and_without_a_daemon(tmp_path: Path) -> None:
         wait_for(lambda: len([r for r in _runs(state, "report") if r["status"] == "ok"]) == 2,
                  5, "the triggered run")
     assert {r["trigger"] for r in _runs(state, "report")} == {"manual"}
+
+
+def test_http_api_and_metrics_against_the_running_daemon(tmp_path: Path) -> None:
+    import httpx
+
+    specs, state = tmp_path / "specs", tmp_path / "state"
+    specs.mkdir()
+    (specs / "tick.yaml").write_text(job_yaml("tick", "1s", ["echo", "hi"]))
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    log = tmp_path / "daemon.log"
+    with running(specs, state, log, "--http", "127.0.0.1:0", "--http-token-file",
+                 str(token)) as daemon:
+        url = wait_for(lambda: next((e["url"] for e in daemon.lines()
+                                     if e.get("event") == "http"), None), 10, "the HTTP API")
+        with httpx.Client(base_url=url, timeout=5) as client:
+            assert client.get("/healthz").status_code == 200
+            wait_for(lambda: client.get("/readyz").status_code == 200, 5, "readiness")
+            wait_for(lambda: client.get("/api/v1/jobs/tick/runs").json()["runs"], 5,
+                     "a run over HTTP")
+            jobs = client.get("/api/v1/jobs").json()["jobs"]
+            assert [job["name"] for job in jobs] == ["tick"]
+            assert client.get("/api/v1/jobs/nope").status_code == 404
+            fires = client.get("/api/v1/jobs/tick/next", params={"count": 3}).json()
+            assert len(fires["next"]) == 3
+            metrics = client.get("/metrics").text
+            assert 'reconciler_runs_total{' in metrics and 'job="tick"' in metrics
+            assert client.post("/api/v1/jobs/tick/trigger").status_code == 401
+            wrong = {"Authorization": "Bearer nope"}
+            assert client.post("/api/v1/jobs/tick/trigger", headers=wrong).status_code == 401
+            right = {"Authorization": "Bearer s3cret"}
+            answer = client.post("/api/v1/jobs/tick/trigger", headers=right)
+            assert answer.status_code in (202, 409), answer.text
+    assert daemon.process.returncode is not None

@@ -7,6 +7,8 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from reconciler.core.jobview import DesiredJob
 from reconciler.executors.scripted import ScriptedExecutor, ScriptedOutcome
 from reconciler.runtime.events import CollectingSink
@@ -227,3 +229,19 @@ def test_a_job_whose_zone_breaks_is_disabled_after_three_tries_while_neighbours_
     (alert,) = [a for a in sink.alerts if a.job == "broken"]
     assert alert.kind == "auto-disabled"
     assert "3 times in a row" in alert.message and "Mars/Olympus" in alert.message
+
+
+def test_a_failing_event_sink_never_breaks_the_others(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    from reconciler.model.state import SkipRecord
+    from reconciler.runtime.events import FanoutSink
+
+    class Broken(CollectingSink):
+        def skipped(self, skip: SkipRecord) -> None:
+            raise OSError("disk full")
+
+    good = CollectingSink()
+    fanout = FanoutSink([Broken(), good])
+    fanout.skipped(SkipRecord("a", 1.0, "overlap", 2.0))
+    assert len(good.skips) == 1
+    assert "disk full" in capsys.readouterr().err
