@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
 from typing import Any
 
 from reconciler.cli.common import add_format, print_json
+from reconciler.core.checks import DEFAULT_HORIZON_DAYS
 from reconciler.errors import SpecLoadError, UsageError
 from reconciler.model.diagnostics import Diagnostic
+from reconciler.model.duration import parse_duration
 from reconciler.sources.loader import LoadResult, load_paths
 
 
@@ -20,12 +23,26 @@ def register(subparsers: Any) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="spec files or directories")
     add_format(parser, "github")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument(
+        "--horizon", type=_horizon, default=DEFAULT_HORIZON_DAYS, metavar="DURATION",
+        help="a cron whose next fire is further away is an error (default 1462d: four years "
+             "and a day, so February 29th jobs pass)")
     parser.set_defaults(handler=run)
+
+
+def _horizon(text: str) -> int:
+    try:
+        days = parse_duration(text) / timedelta(days=1)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    if days < 1:
+        raise argparse.ArgumentTypeError("the horizon must be at least 1d")
+    return int(days)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        result = load_paths(args.paths)
+        result = load_paths(args.paths, horizon_days=args.horizon)
     except SpecLoadError as exc:
         raise UsageError(str(exc)) from exc
     valid = result.valid and not (args.strict and result.warnings)

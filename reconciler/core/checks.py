@@ -26,22 +26,31 @@ class Entry:
     resource: ScheduledJob | Channel
 
 
-def check_all(entries: Sequence[Entry], now: float) -> list[Finding]:
+# Four years and a day: a February 29th job is valid, a job that can never fire is not.
+DEFAULT_HORIZON_DAYS = 1462
+
+
+def check_all(
+    entries: Sequence[Entry], now: float, horizon_days: int = DEFAULT_HORIZON_DAYS
+) -> list[Finding]:
     channels = {e.resource.name for e in entries if isinstance(e.resource, Channel)}
     findings: list[Finding] = []
     for entry in entries:
         if isinstance(entry.resource, ScheduledJob):
-            findings.extend(_check_job(entry.document, entry.resource, channels, now))
+            findings.extend(_check_job(entry.document, entry.resource, channels, now,
+                                       horizon_days))
         else:
             findings.extend(_check_channel(entry.document, entry.resource))
     return findings
 
 
-def _check_job(document: int, job: ScheduledJob, channels: set[str], now: float) -> list[Finding]:
+def _check_job(
+    document: int, job: ScheduledJob, channels: set[str], now: float, horizon_days: int
+) -> list[Finding]:
     spec = job.spec
     findings = [
         Finding(p.severity, document, ("spec", "schedule", p.field), p.message)
-        for p in check_schedule(spec.schedule, now)
+        for p in check_schedule(spec.schedule, now, horizon_days)
     ]
     findings += _channel_refs(document, spec, channels)
     findings += _templates(document, _job_templates(spec))

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from reconciler import API_GROUP, API_VERSION
 from reconciler.clock import SystemClock
-from reconciler.core.checks import Entry, check_all
+from reconciler.core.checks import DEFAULT_HORIZON_DAYS, Entry, check_all
 from reconciler.errors import SpecLoadError
 from reconciler.model.diagnostics import Diagnostic, Finding, Severity, dotted
 from reconciler.model.job import KINDS, Channel, ScheduledJob
@@ -93,8 +93,9 @@ def discover(paths: Iterable[str]) -> list[Path]:
 
 
 class _Loader:
-    def __init__(self, now: float) -> None:
+    def __init__(self, now: float, horizon_days: int) -> None:
         self.now = now
+        self.horizon_days = horizon_days
         self.result = LoadResult()
         self.texts: dict[str, str] = {}
         self.locator = Locator()
@@ -185,7 +186,7 @@ class _Loader:
         valid = [d for d in self.result.documents if d.resource is not None]
         entries = [Entry(position, d.resource) for position, d in enumerate(valid)
                    if d.resource is not None]
-        for finding in check_all(entries, self.now):
+        for finding in check_all(entries, self.now, self.horizon_days):
             self._finding(valid[finding.document], finding)
 
     def _finding(self, document: SpecDocument, finding: Finding) -> None:
@@ -223,14 +224,16 @@ def _name_of(data: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def load_paths(paths: Sequence[str], now: float | None = None) -> LoadResult:
+def load_paths(
+    paths: Sequence[str], now: float | None = None, horizon_days: int = DEFAULT_HORIZON_DAYS
+) -> LoadResult:
     """Load and fully validate every spec under ``paths``.
 
     Raises ``SpecLoadError`` only when a path does not exist; every problem inside the files
     is reported as a diagnostic, and only documents without errors appear in ``jobs`` and
     ``channels``.
     """
-    loader = _Loader(SystemClock().now() if now is None else now)
+    loader = _Loader(SystemClock().now() if now is None else now, horizon_days)
     for path in discover(paths):
         loader.load_file(path)
     loader.cross_check()

@@ -140,3 +140,26 @@ def test_github_annotations_escape_newlines_and_commas() -> None:
 
     line = github_annotation(Diagnostic("error", "a\nb,c", "x,y.yaml", 3, 4, None, "spec.a"))
     assert line == "::error file=x%2Cy.yaml,line=3,col=4,title=spec.a::a%0Ab,c"
+
+
+LEAP = JOB.replace("{{every: 1h}}", '{{cron: "0 0 29 2 *"}}')
+
+
+def test_a_february_29th_job_is_valid_by_default(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "leap.yaml", LEAP.format(name="leap"))
+    # From 2026-09-21 the next February 29th is in 2028, 526 days away: within the default
+    # horizon of 1462 days, beyond a 300-day one.
+    assert main(["validate", str(tmp_path)]) == 0
+    result = load_paths([str(tmp_path)], now=NOW, horizon_days=300)
+    (error,) = result.errors
+    assert error.path == "spec.schedule.cron" and "300-day horizon" in error.message
+    capsys.readouterr()
+
+
+def test_horizon_flag_takes_a_duration(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    write(tmp_path / "leap.yaml", LEAP.format(name="leap"))
+    assert main(["validate", str(tmp_path), "--horizon", "30d"]) == 1
+    assert main(["validate", str(tmp_path), "--horizon", "10 days"]) == 2
+    assert "invalid duration" in capsys.readouterr().err
