@@ -8,7 +8,7 @@ Entries arrive in the outbox in the transaction that records their run's result 
    of hot-looping, and two overlapping calls never send one entry twice;
 2. sends them concurrently (``Idempotency-Key``: the entry's key, the same on every attempt
    and after every restart, so receivers can drop a repeat);
-3. records each outcome in one transaction: 2xx ``delivered`` (never sent again: only pending
+3. records each outcome as soon as it is known: 2xx ``delivered`` (never sent again: only pending
    entries are ever due); a permanent failure ``failed`` at once; a retryable one ``pending``
    again after 5 s, 10 s, 20 s, ... (doubling, capped; a longer ``Retry-After`` wins) until the
    next attempt would fall beyond ``max_age`` (default 24 h) after the entry was created: then
@@ -105,9 +105,7 @@ class OutboxWorker:
         if due:
             claimed = self._claim(due, now)
             limit = asyncio.Semaphore(max(1, self.policy.concurrency))
-            verdicts = await asyncio.gather(*(self._send(e, now, limit) for e in claimed))
-            self._record([self.settle(e, v, now) for e, v in zip(claimed, verdicts, strict=True)],
-                         verdicts)
+            await asyncio.gather(*(self._attempt(entry, now, limit) for entry in claimed))
             if len(due) >= self.policy.batch:
                 return now  # more are due: the caller comes back at once
         return self.next_due()
@@ -127,12 +125,15 @@ class OutboxWorker:
                 tx.update_delivery(entry)
         return claimed
 
-    async def _send(self, entry: Delivery, now: float, limit: asyncio.Semaphore) -> Verdict:
+    async def _attempt(self, entry: Delivery, now: float, limit: asyncio.Semaphore) -> None:
         async with limit:
             try:
-                return await self.sender.send(entry.payload, entry.idempotency_key, now)
+                verdict = await self.sender.send(entry.payload, entry.idempotency_key, now)
             except Exception as exc:  # a sender bug must not lose the entry: retry it
-                return Verdict("retry", scrub(f"sender failed: {type(exc).__name__}: {exc}"))
+                verdict = Verdict("retry", scrub(f"sender failed: {type(exc).__name__}: {exc}"))
+            # Recorded at once, not with the batch: the window in which a crash makes an
+            # acknowledged entry go out again is one write, not the slowest send of the batch.
+            self._record(self.settle(entry, verdict, now), verdict)
 
     def settle(self, entry: Delivery, verdict: Verdict, now: float) -> Delivery:
         """``entry`` (already claimed) after an attempt at ``now`` ended with ``verdict``."""
@@ -153,14 +154,12 @@ class OutboxWorker:
         return evolve(entry, next_attempt_at=now + delay, last_error=verdict.detail,
                       updated_at=now)
 
-    def _record(self, settled: Sequence[Delivery], verdicts: Sequence[Verdict]) -> None:
+    def _record(self, entry: Delivery, verdict: Verdict) -> None:
         with self.store.transaction() as tx:
-            for entry in settled:
-                tx.update_delivery(entry)
-        for entry, verdict in zip(settled, verdicts, strict=True):
-            self.stats.count(entry)
-            if self.on_attempt is not None:
-                self.on_attempt(Attempt(entry, verdict))
+            tx.update_delivery(entry)
+        self.stats.count(entry)
+        if self.on_attempt is not None:
+            self.on_attempt(Attempt(entry, verdict))
 
     async def run_forever(self, now: Callable[[], float],
                           sleep: Callable[[float], Awaitable[None]], stop: asyncio.Event,
