@@ -73,6 +73,19 @@ class Attempt:
     entry: Delivery
     verdict: Verdict
 
+    def record(self) -> dict[str, Any]:
+        """The event for logs and metrics (``EventSink.delivery``): no URL, no secret.
+
+        ``status`` is the entry's: ``delivered``, ``pending`` (will retry) or ``failed``.
+        """
+        entry = self.entry
+        return {
+            "at": entry.updated_at, "job": entry.job, "runId": entry.run_id,
+            "target": entry.target, "key": entry.idempotency_key, "status": entry.status,
+            "attempts": entry.attempts, "outcome": self.verdict.outcome,
+            "nextAttemptAt": entry.next_attempt_at, "error": entry.last_error,
+        }  # fmt: skip
+
 
 @dataclass
 class OutboxStats:

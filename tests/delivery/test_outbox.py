@@ -96,6 +96,10 @@ def test_a_400_is_recorded_as_a_permanent_failure(writer: StateWriter) -> None:
                                 "(permanent: not retried)")
     assert writer.run("run-1").delivery_status == "not-delivered"  # type: ignore[union-attr]
     assert [a.verdict.outcome for a in seen] == ["permanent"]
+    record = seen[0].record()
+    assert record["status"] == "failed" and record["job"] == "daily-digest"
+    assert record["runId"] == record["key"] == "run-1" and record["attempts"] == 1
+    assert record["target"] == f"webhook {receiver.url}/in" and "HTTP 400" in record["error"]
 
 
 def test_retries_double_until_the_maximum_age_then_fail_with_the_last_error(
