@@ -32,5 +32,11 @@ test: $(STAMP)
 	$(BIN)/mypy reconciler
 	$(BIN)/python -m pytest
 
+## Install the bench extra (APScheduler 3, SQLAlchemy, matplotlib), then run the side-by-side
+## benchmarks (about 14 minutes) and rewrite the peers section of BENCHMARKS.md.
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench
+
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
