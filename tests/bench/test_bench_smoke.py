@@ -32,7 +32,7 @@ def short_windows(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _check_fire(result: dict[str, object], samples: Path) -> None:
-    assert FIRE_KEYS <= set(result)
+    assert set(result) >= FIRE_KEYS
     assert result["runs_in_window"], result  # the jobs fired in the window at all
     assert samples.exists()
 
