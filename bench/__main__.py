@@ -13,15 +13,39 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from bench import fire, record, report, start
-from bench.harness import ROOT, machine, peers_available, versions
+from bench.harness import ROOT, Rounds, machine, peers_available, versions
 
 SCENARIOS = ("fire-1k", "fire-10k", "cron-1k", "start-100k", "record")
+LAST_RUN = ROOT / "bench" / "plots" / "last-run.json"  # every child's result, for --render
+
+
+def _saved(results: dict[str, Any]) -> dict[str, Any]:
+    saved: dict[str, Any] = {}
+    for name, value in results.items():
+        rounds = value.rounds if isinstance(value, fire.FireOutcome) else value
+        saved[name] = {"contenders": rounds.contenders, "runs": rounds.runs}
+        if isinstance(value, fire.FireOutcome):
+            saved[name]["fire"] = [value.jobs, value.seconds, value.kind]
+    return saved
+
+
+def _results_of(saved: dict[str, Any]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for name, value in saved.items():
+        rounds = Rounds(value["contenders"], value["runs"])
+        if "fire" in value:
+            jobs, seconds, kind = value["fire"]
+            results[name] = fire.FireOutcome(name, jobs, seconds, kind, rounds)
+        else:
+            results[name] = rounds
+    return results
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--only", default=",".join(SCENARIOS), help="comma-separated scenarios")
     parse.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
     parse.add_argument("--no-write", action="store_true", help="print, do not touch the repo")
+    parse.add_argument("--render", action="store_true",
+                       help="no runs: rewrite the section from bench/plots/last-run.json "
+                            "(after editing bench/analysis.md)")
     return parse
 
 
@@ -46,6 +73,11 @@ def _quick(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.render:
+        saved = json.loads(LAST_RUN.read_text())
+        text = report.section(saved["blocks"], saved["header"], _results_of(saved["results"]))
+        report.rewrite(ROOT / "BENCHMARKS.md", text)
+        return 0
     if args.quick:
         _quick(args)
     wanted = args.only.split(",")
@@ -104,6 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.no_write:
         print(text)
     else:
+        LAST_RUN.parent.mkdir(parents=True, exist_ok=True)
+        LAST_RUN.write_text(json.dumps({"header": header, "blocks": blocks,
+                                        "results": _saved(results)}, indent=1))
         report.rewrite(ROOT / "BENCHMARKS.md", text)
         print(text)
         print(f"\nwrote the peers section of BENCHMARKS.md ({took / 60:.1f} min)")
