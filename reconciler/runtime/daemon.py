@@ -11,7 +11,7 @@ the shutdown grace, record the rest ``interrupted``, exit 0.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import faulthandler
 import os
 import signal
 import sys
@@ -144,9 +144,12 @@ class Daemon:
         """Reload on (debounced) file events, on the resync interval, or on git updates."""
         interval = (self.settings.git_interval if self.settings.git_url
                     else self.settings.resync_interval).total_seconds()
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.changed.wait(), timeout=interval)
+        while not self.stop.is_set():
+            # Not wait_for: on Python 3.11 a cancellation racing its timeout is swallowed
+            # (gh-86296), and this loop would outlive the shutdown that cancelled it.
+            await _first_of(self.changed, self.stop, timeout=interval)
+            if self.stop.is_set():
+                return
             await self._debounce()
             self.changed.clear()
             await self._reconcile(service)
@@ -183,6 +186,16 @@ class Daemon:
         write_source_status(Path(self.settings.state), snapshot, self.clock.now())
 
 
+async def _first_of(*events: asyncio.Event, timeout: float) -> None:
+    """Wait until one of ``events`` is set or ``timeout`` seconds pass."""
+    waiters = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
 def _efficient_child_watcher() -> None:
     """Python 3.11 watches each subprocess with a thread of its own; with a pidfd per child
     instead, hundreds of jobs a second cost no threads (3.12+ does this by itself)."""
@@ -197,6 +210,21 @@ def _efficient_child_watcher() -> None:
     asyncio.set_child_watcher(watcher)
 
 
+def _dump_stacks_on(signum: int) -> None:
+    """``kill -USR1 <pid>`` prints every thread's and every asyncio task's stack to stderr:
+    the first thing to ask of a daemon that seems stuck."""
+    loop = asyncio.get_running_loop()
+
+    def dump(received: int, frame: object) -> None:
+        faulthandler.dump_traceback(all_threads=True)
+        for task in asyncio.all_tasks(loop):
+            print(f"--- task {task.get_name()}: {task.get_coro()!r}", file=sys.stderr)
+            task.print_stack(limit=8, file=sys.stderr)
+        sys.stderr.flush()
+
+    signal.signal(signum, dump)
+
+
 def run_daemon(settings: Settings, on_ready: Callable[[Daemon], None] | None = None) -> int:
     daemon = Daemon(settings)
     if on_ready is not None:
@@ -204,6 +232,7 @@ def run_daemon(settings: Settings, on_ready: Callable[[Daemon], None] | None = N
 
     async def main() -> int:
         _efficient_child_watcher()
+        _dump_stacks_on(signal.SIGUSR1)
         return await daemon.serve()
 
     return asyncio.run(main())

@@ -120,7 +120,10 @@ class RunnerMixin:
         timeout = desired.spec.spec.timeout.total_seconds() or None
         context = self._context(desired, flight.record, timeout)
         try:
-            result = await asyncio.wait_for(self.executor.execute(context), timeout)
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for may turn a cancellation
+            # (Replace, shutdown) that races the timeout into a TimeoutError, or swallow it.
+            async with asyncio.timeout(timeout):
+                result = await self.executor.execute(context)
         except TimeoutError:
             limit = format_duration(desired.spec.spec.timeout)
             return Outcome("timeout", self.now(), f"timed out after {limit}",

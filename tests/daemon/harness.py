@@ -86,6 +86,11 @@ class DaemonProcess:
         self.process.send_signal(signal.SIGTERM)
         try:
             return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGUSR1)  # the daemon dumps its stacks
+            time.sleep(1)
+            tail = "\n".join(self.log.read_text().splitlines()[-60:])
+            raise AssertionError(f"the daemon did not stop within {timeout}s:\n{tail}") from None
         finally:
             self._log_file.close()
 

@@ -23,6 +23,10 @@ def _runs(state: Path, job: str) -> list[dict[str, Any]]:
     return runs
 
 
+def _finished(state: Path, job: str) -> list[dict[str, Any]]:
+    return [run for run in _runs(state, job) if run["status"] != "running"]
+
+
 def _status(state: Path, specs: Path) -> dict[str, Any]:
     status: dict[str, Any] = cli_json("status", "--state", str(state), "--specs", str(specs))
     return status
@@ -43,7 +47,7 @@ def test_commits_add_edit_break_and_delete_a_job(tmp_path: Path) -> None:
 
         (repo / "ping.yaml").write_text(job_yaml("ping", "2s", ["echo", "v2"]))
         second = commit(repo, "edit ping")
-        wait_for(lambda: [r for r in _runs(state, "ping") if r["summary"] == "v2"], 8,
+        wait_for(lambda: [r for r in _finished(state, "ping") if r["summary"] == "v2"], 8,
                  "the edited command to run")
 
         (repo / "ping.yaml").write_text("apiVersion: reconciler.dev/v1\nkind: ScheduledJob\n"
@@ -54,10 +58,10 @@ def test_commits_add_edit_break_and_delete_a_job(tmp_path: Path) -> None:
         (ping,) = broken["jobs"]
         assert "last good spec in use" in ping["specError"]
         assert broken["source"]["errors"][0]["file"].endswith("ping.yaml")
-        seen = len(_runs(state, "ping"))
-        wait_for(lambda: len(_runs(state, "ping")) >= seen + 2, 8,
+        seen = len(_finished(state, "ping"))
+        wait_for(lambda: len(_finished(state, "ping")) >= seen + 2, 8,
                  "the last good spec to keep running")
-        assert all(r["summary"] == "v2" for r in _runs(state, "ping")[:2])
+        assert all(r["summary"] == "v2" for r in _finished(state, "ping")[:2])
         assert ping["sourceRevision"] == second
 
         (repo / "ping.yaml").unlink()
@@ -65,6 +69,7 @@ def test_commits_add_edit_break_and_delete_a_job(tmp_path: Path) -> None:
         wait_for(lambda: not _status(state, repo)["jobs"], 8, "the job to be removed")
         settled = len(_runs(state, "ping"))
         wait_for(lambda: _status(state, repo)["source"]["errors"] == [], 3, "a clean source")
+        time.sleep(3)  # longer than the job's 2 s interval
         assert len(_runs(state, "ping")) == settled  # it no longer runs
 
 

