@@ -4,6 +4,7 @@ Success resets the failure count and spends a one-shot. A failure raises the cou
 failing with a retryable class is retried (``retry.backoff``) up to ``retry.maxAttempts``
 retries, else disabled and kept for inspection; a recurring job backs off: its next fire is the
 first natural slot at or after ``end + backoff[n-1]`` (so it never runs before its schedule).
+A ``Retry-After`` the failing service sent lengthens either delay, never shortens it.
 A manual run never moves the schedule. A run replaced by a newer one (``Replace``) leaves the
 job's state to the newer run. An interrupted run (the reconciler stopped or crashed under it)
 counts as a failure but imposes no backoff: the fault was ours, so the catch-up policy decides
@@ -37,6 +38,7 @@ class Outcome:
     finished_at: float
     error: str | None = None
     error_class: ErrorClass | None = None
+    retry_after: float | None = None  # seconds the service asked us to wait (Retry-After)
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def merge_finish(
     if desired.spec.spec.schedule.at is not None:
         return _one_shot(desired, merged, run, outcome, failed)
     if failed and outcome.status != "interrupted":
-        return Merge(_backed_off(desired, merged, outcome.finished_at))
+        return Merge(_backed_off(desired, merged, outcome))
     return Merge(merged)
 
 
@@ -80,8 +82,8 @@ def _one_shot(
     retryable = outcome.status == "interrupted" or (
         outcome.error_class is not None and outcome.error_class in retry.retry_on)
     if retryable and run.attempt <= retry.max_attempts and run.nominal is not None:
-        delay = _nth(retry.backoff, run.attempt)
-        retry_at = outcome.finished_at + delay.total_seconds()
+        delay = max(_nth(retry.backoff, run.attempt).total_seconds(), outcome.retry_after or 0)
+        retry_at = outcome.finished_at + delay
         return Merge(with_pending(state, Fire(run.nominal, retry_at)), retry_at=retry_at)
     why = (f"gave up after {run.attempt} attempts" if retryable
            else f"failed with a {outcome.error_class or ErrorClass.PERMANENT} error")
@@ -90,9 +92,9 @@ def _one_shot(
                  disabled_now=True)
 
 
-def _backed_off(desired: DesiredJob, state: JobState, finished_at: float) -> JobState:
-    delay = _nth(desired.spec.spec.backoff, state.consecutive_errors)
-    earliest = finished_at + delay.total_seconds()
+def _backed_off(desired: DesiredJob, state: JobState, outcome: Outcome) -> JobState:
+    delay = _nth(desired.spec.spec.backoff, state.consecutive_errors).total_seconds()
+    earliest = outcome.finished_at + max(delay, outcome.retry_after or 0)
     if state.next_effective_at is not None and state.next_effective_at >= earliest:
         return state
     try:

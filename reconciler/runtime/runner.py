@@ -141,7 +141,8 @@ class RunnerMixin:
         if result.status == "ok":
             return Outcome("ok", self.now()), result
         error_class = result.error_class or classify_text(result.error)
-        return Outcome("error", self.now(), result.error or "failed", error_class), result
+        return Outcome("error", self.now(), result.error or "failed", error_class,
+                       result.retry_after), result
 
     def _context(self, desired: DesiredJob, record: RunRecord, timeout: float | None
                  ) -> RunContext:
