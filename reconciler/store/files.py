@@ -15,6 +15,7 @@ database file ourselves with 0600 before SQLite opens it is what keeps them priv
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,12 @@ class StatePaths:
         return self.root / "state.db-shm"
 
     @property
+    def journal(self) -> Path:
+        """A rollback journal: only ever present while (or because) a writer was switching the
+        journal mode, at open or at close."""
+        return self.root / "state.db-journal"
+
+    @property
     def lock(self) -> Path:
         return self.root / "state.lock"
 
@@ -65,10 +72,10 @@ class StatePaths:
 
         ``mode=ro`` alone is not enough: a read-only connection still opens ``-shm`` for writing
         and, when no writer is attached (after a crash), truncates and rebuilds it.
-        ``readonly_shm=1`` makes the unix VFS map ``-shm`` read-only; with a live writer the
-        reader uses the writer's index and takes only fcntl read locks, and with no live writer
-        SQLite rebuilds the index in private heap memory. ``immutable=1`` would be wrong: it
-        tells SQLite nobody changes the file, which a live writer does.
+        ``readonly_shm=1`` makes the unix VFS map ``-shm`` read-only: with a live writer the
+        reader uses the writer's index and takes only fcntl read locks. (Without a live writer
+        the reader does not rely on this URI for a log: see ``reader``.) ``immutable=1`` would
+        be wrong: it tells SQLite nobody changes the file, which a live writer does.
         """
         return f"file:{quote(str(self.db.resolve()))}?mode=ro&readonly_shm=1"
 
@@ -148,9 +155,56 @@ def read_detached_copy(paths: StatePaths, attempts: int = 3) -> bytes | None:
             after.st_size,
             after.st_mtime_ns,
         )
-        if same:
+        if same and _no_log(paths):
             # Mark the copy as a rollback-mode file so SQLite reads it without looking for a log.
             patched = bytearray(data)
             patched[_HEADER_FORMAT_OFFSET : _HEADER_FORMAT_OFFSET + 2] = b"\x01\x01"
             return bytes(patched)
+    raise StateError(f"{paths.db} kept changing while being read; try again")
+
+
+def has_hot_journal(paths: StatePaths) -> bool:
+    """Whether a rollback journal with content sits beside the database.
+
+    A read-only connection cannot roll such a journal back and refuses to read ("attempt to
+    write a readonly database"); the reader then rolls it back in a private copy instead.
+    """
+    try:
+        return paths.journal.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def _identities(paths: StatePaths) -> dict[str, tuple[int, int, int]]:
+    found = {}
+    for path in (paths.db, paths.wal, paths.journal):
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            continue
+        found[path.name] = (info.st_ino, info.st_size, info.st_mtime_ns)
+    return found
+
+
+def copy_state_files(paths: StatePaths, target: Path, attempts: int = 5) -> None:
+    """Copy the database, then its log or journal, into directory ``target``, consistently.
+
+    For the shapes a killed writer leaves (no writer attached, files at rest) any copy is
+    consistent; the check that every file kept its inode, size and mtime across the copy
+    catches a writer that started meanwhile, and the copy is retried. The order also covers a
+    writer caught switching journal mode: SQLite syncs a journal before it changes a database
+    page, so a page the database copy caught half-way is restored by the journal copied after
+    it. ``-shm`` is never copied: SQLite rebuilds it from the log.
+    """
+    for _ in range(attempts):
+        before = _identities(paths)
+        try:
+            for name in before:
+                shutil.copyfile(paths.root / name, target / name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StateError(f"cannot copy {paths.db} to read it: {exc.strerror or exc}") from exc
+        if _identities(paths) == before:
+            return
     raise StateError(f"{paths.db} kept changing while being read; try again")

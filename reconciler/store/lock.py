@@ -55,6 +55,30 @@ def read_holder(path: Path) -> LockHolder:
     )
 
 
+def lock_is_held(path: Path, proc_locks: Path = Path("/proc/locks")) -> bool:
+    """Whether some process holds the writer lock, without opening or locking the lock file.
+
+    Linux lists every held lock in ``/proc/locks`` by device and inode; a reader looks there
+    (taking the lock, even shared and briefly, could make a starting daemon fail). Where that
+    list is missing the answer is True: callers then take the path that is safe with a live
+    writer.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return False
+    key = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    try:
+        listing = proc_locks.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return True
+    for line in listing.splitlines():
+        fields = line.split()  # "1: FLOCK ADVISORY WRITE <pid> <maj>:<min>:<inode> 0 EOF"
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == key:
+            return True
+    return False
+
+
 class WriterLock:
     """An acquired writer lock; ``release()`` (or process death) gives it up."""
 

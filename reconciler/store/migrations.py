@@ -94,8 +94,12 @@ def migrate(conn: sqlite3.Connection, *, writer: str | None) -> tuple[int, int]:
 
 
 def backup_to(conn: sqlite3.Connection, target: Path) -> None:
-    """Copy the database behind ``conn`` to ``target`` (0600), replacing any older copy."""
+    """Copy the database behind ``conn`` to ``target`` (0600), replacing any older copy.
+
+    A journal left by a backup that was killed half-way goes too: it belongs to the old copy.
+    """
     target.unlink(missing_ok=True)
+    target.with_name(target.name + "-journal").unlink(missing_ok=True)
     create_private_file(target)
     copy = sqlite3.connect(target)
     try:

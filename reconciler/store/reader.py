@@ -4,13 +4,17 @@ A reader never takes the writer lock and never writes a byte, nor changes an mti
 directory:
 
 - no directory or no ``state.db``: an empty state; nothing is created;
-- a current schema: opened with ``mode=ro&readonly_shm=1`` (see ``StatePaths.read_only_uri``);
-  one read transaction is held, so every query of the reader sees the same committed snapshot
-  even while the daemon writes; ``refresh()`` moves to the newest one;
+- a daemon running (its lock is listed in ``/proc/locks``): opened with
+  ``mode=ro&readonly_shm=1`` (see ``StatePaths.read_only_uri``), sharing the daemon's log index
+  read-only; one read transaction is held, so every query of the reader sees the same
+  committed snapshot while the daemon goes on writing; ``refresh()`` moves to the newest one;
+- no daemon, database at rest (rollback mode, as a clean shutdown leaves it): the same open;
+- no daemon, leftovers of a killed one (a log, a hot rollback journal, a log header without
+  frames): the files are copied to a private scratch directory and recovered there by SQLite,
+  and the result is kept in memory; a WAL-mode database with no log is read from an in-memory
+  copy of the file (``files.read_detached_copy``);
 - an older schema (a migration is pending): the snapshot is copied into ``:memory:`` with the
   backup API and migrated there;
-- a WAL-mode database whose log is gone: read from a private in-memory copy of the file (see
-  ``files.read_detached_copy``), since opening it would create the log;
 - a newer schema: ``StateVersionTooNew`` before any row is read.
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import tempfile
 from pathlib import Path
 from types import TracebackType
 
@@ -27,9 +32,12 @@ from reconciler.store import migrations, queries
 from reconciler.store.files import (
     DEFAULT_STATE_DIR,
     StatePaths,
+    copy_state_files,
     create_private_file,
+    has_hot_journal,
     read_detached_copy,
 )
+from reconciler.store.lock import lock_is_held
 
 
 class StateReader:
@@ -59,15 +67,8 @@ class StateReader:
 
     @classmethod
     def _open_existing(cls, paths: StatePaths) -> StateReader:
-        detached = read_detached_copy(paths)
-        if detached is not None:
-            conn = sqlite3.connect(":memory:", isolation_level=None)
-            conn.deserialize(detached)
-        else:
-            conn = sqlite3.connect(paths.read_only_uri(), uri=True, isolation_level=None)
+        conn = _open_snapshot(paths)
         try:
-            # The first read inside BEGIN pins the snapshot every later query will see.
-            conn.execute("BEGIN")
             version = migrations.check_not_too_new(conn, str(paths.db))
             written_by = migrations.writer_version(conn)
             if version < migrations.CURRENT_VERSION:
@@ -154,6 +155,54 @@ class StateReader:
         if self._conn is None:
             return ["ok"]
         return [str(row[0]) for row in self._conn.execute("PRAGMA integrity_check")]
+
+
+def _open_snapshot(paths: StatePaths) -> sqlite3.Connection:
+    """A connection inside a read transaction on ``paths.db`` that writes nothing there.
+
+    With a daemon running, SQLite's read-only open shares its log index (read-only) and its
+    locks. With none, whatever a killed writer left (a hot rollback journal, a log, a log
+    header without frames) is recovered from a private copy; SQLite's own read-only recovery of
+    a log is avoided, as on some leftovers it retries for seconds before giving up.
+    """
+    if not lock_is_held(paths.lock):
+        if has_hot_journal(paths):
+            return _private_copy(paths)
+        detached = read_detached_copy(paths)
+        if detached is not None:
+            conn = sqlite3.connect(":memory:", isolation_level=None)
+            conn.deserialize(detached)
+            conn.execute("BEGIN")
+            return conn
+        if paths.wal.exists():
+            return _private_copy(paths)
+    conn = sqlite3.connect(paths.read_only_uri(), uri=True, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        conn.execute("SELECT count(*) FROM sqlite_master")  # pins the snapshot
+    except sqlite3.OperationalError:
+        # The daemon died between our look and the open, leaving something the read-only
+        # path cannot use: recover it in a private copy like any leftover.
+        conn.close()
+        return _private_copy(paths)
+    return conn
+
+
+def _private_copy(paths: StatePaths) -> sqlite3.Connection:
+    """The committed state recovered from a copy of the files in a private scratch directory
+    (mode 0700, removed at once): SQLite rolls back a hot journal or replays a log there as
+    it would on disk, and the result is kept in memory."""
+    with tempfile.TemporaryDirectory(prefix="reconciler-read-") as scratch:
+        copy_state_files(paths, Path(scratch))
+        private = sqlite3.connect(Path(scratch) / paths.db.name, isolation_level=None)
+        try:
+            private.execute("SELECT count(*) FROM sqlite_master")  # recovers the copy
+            memory = sqlite3.connect(":memory:", isolation_level=None)
+            private.backup(memory)
+        finally:
+            private.close()
+    memory.execute("BEGIN")
+    return memory
 
 
 def state_exists(state_dir: str | os.PathLike[str] = DEFAULT_STATE_DIR) -> bool:

@@ -11,7 +11,7 @@ from store_helpers import WriterProcess
 
 from reconciler.errors import StateLockedError
 from reconciler.store import StateReader, StateWriter
-from reconciler.store.lock import WriterLock, read_holder
+from reconciler.store.lock import WriterLock, lock_is_held, read_holder
 
 
 def test_second_writer_process_fails_at_once_and_first_keeps_writing(tmp_path: Path) -> None:
@@ -76,3 +76,20 @@ def test_a_torn_lock_record_still_yields_a_message(tmp_path: Path) -> None:
 def test_readers_do_not_need_the_lock(tmp_path: Path) -> None:
     with StateWriter.open(tmp_path, now=1.0), StateReader.open(tmp_path) as reader:
         assert reader.exists and reader.jobs() == []
+
+
+def test_lock_is_held_is_read_from_proc_locks(tmp_path: Path) -> None:
+    path = tmp_path / "state.lock"
+    assert not lock_is_held(path)  # no lock file at all
+    lock = WriterLock.acquire(path, now=1.0)
+    try:
+        assert lock_is_held(path)
+        info = os.stat(path)
+        fake = tmp_path / "locks"
+        key = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+        fake.write_text(f"1: -> FLOCK  ADVISORY  WRITE 9 {key} 0 EOF\n")  # a waiter only
+        assert not lock_is_held(path, fake)
+        assert lock_is_held(path, tmp_path / "no-such-file")  # unknown: assume a writer
+    finally:
+        lock.release()
+    assert not lock_is_held(path)

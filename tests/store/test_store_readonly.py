@@ -8,6 +8,7 @@ is gone, a pending migration, and a writer committing continuously while readers
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,6 +51,20 @@ def _fds_into(directory: Path) -> Iterator[tuple[str, int]]:
             with open(f"/proc/self/fdinfo/{fd}") as info:
                 flags = next(line for line in info if line.startswith("flags:"))
             yield target, int(flags.split()[1], 8) & os.O_ACCMODE
+
+
+def _assert_read_only_handles(state_dir: Path) -> None:
+    """While a reader is open: the database and the log index are open read-only, the index is
+    mapped read-only. (SQLite opens the log itself read-write but a read-only connection never
+    writes it.) This is what can be checked while a writer keeps changing the bytes."""
+    modes = dict(_fds_into(state_dir))
+    assert modes[str((state_dir / "state.db").resolve())] == os.O_RDONLY
+    shm = str((state_dir / "state.db-shm").resolve())
+    if shm in modes:
+        assert modes[shm] == os.O_RDONLY
+        with open("/proc/self/maps") as maps:
+            shm_maps = [line for line in maps if line.rstrip().endswith("state.db-shm")]
+        assert all(line.split()[1].startswith("r-") for line in shm_maps), shm_maps
 
 
 def test_no_directory_reads_empty_and_creates_nothing(tmp_path: Path) -> None:
@@ -99,12 +114,8 @@ def test_live_writer_is_not_disturbed(tmp_path: Path, mid_transaction: bool) -> 
         before = snapshot(tmp_path)
         assert _read_everything(tmp_path) == ["a/1"]  # never an uncommitted run
         with StateReader.open(tmp_path) as reader:
-            modes = dict(_fds_into(tmp_path))
-            assert modes[str((tmp_path / "state.db").resolve())] == os.O_RDONLY
-            assert modes[str((tmp_path / "state.db-shm").resolve())] == os.O_RDONLY
-            with open("/proc/self/maps") as maps:
-                shm_maps = [line for line in maps if line.rstrip().endswith("state.db-shm")]
-            assert shm_maps and all(line.split()[1].startswith("r-") for line in shm_maps)
+            _assert_read_only_handles(tmp_path)
+            assert str((tmp_path / "state.db-shm").resolve()) in dict(_fds_into(tmp_path))
             assert reader.exists
         assert snapshot(tmp_path) == before
         if mid_transaction:
@@ -141,6 +152,40 @@ def test_empty_log_without_its_index_is_read_from_a_private_copy(tmp_path: Path)
         assert len(writer.runs("alpha")) == 3
 
 
+def test_hot_rollback_journal_is_rolled_back_in_a_private_copy(tmp_path: Path) -> None:
+    """A writer killed mid-transaction in rollback mode (as when it switches journal mode at
+    open or close) leaves a hot journal, which a read-only connection refuses to touch."""
+    _write_some(tmp_path, runs=50)
+    ready_read, ready_write = os.pipe()
+    hold_read, hold_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a writer that dies with the journal hot and database pages overwritten
+        try:
+            conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None)
+            conn.execute("PRAGMA cache_size = 1")  # spill changed pages to the file at once
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("UPDATE runs SET summary = zeroblob(3000)")
+            os.write(ready_write, b"x")
+            os.read(hold_read, 1)  # never answered: killed here
+        finally:
+            os._exit(0)
+    os.close(ready_write)
+    assert os.read(ready_read, 1) == b"x"  # EOF (b"") if the child failed
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    for fd in (ready_read, hold_read, hold_write):
+        os.close(fd)
+    assert (tmp_path / "state.db-journal").stat().st_size > 0
+    before = snapshot(tmp_path)
+    with StateReader.open(tmp_path) as reader:
+        assert reader.integrity_check() == ["ok"]
+        assert {run.summary for run in reader.runs("alpha", limit=100)} == {None}
+    assert snapshot(tmp_path) == before
+    with StateWriter.open(tmp_path, now=3_000.0) as writer:  # the daemon rolls it back for real
+        assert len(writer.runs("alpha", limit=100)) == 50
+    assert not (tmp_path / "state.db-journal").exists()
+
+
 def test_pending_migration_is_applied_in_memory_only(tmp_path: Path) -> None:
     load_fixture_file("0002_run_outcome_details.sql", tmp_path / "state.db")
     before = snapshot(tmp_path)
@@ -166,6 +211,7 @@ def test_snapshots_stay_consistent_while_a_writer_commits(tmp_path: Path) -> Non
         done = 0
         while done < total:
             with StateReader.open(tmp_path) as reader:
+                _assert_read_only_handles(tmp_path)
                 first = reader.runs("w", limit=1000)
                 job = reader.job("w")
                 assert reader.runs("w", limit=1000) == first  # one snapshot for the whole reader
