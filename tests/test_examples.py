@@ -16,6 +16,7 @@ from reconciler.model.job import KINDS, Channel, ScheduledJob
 from reconciler.model.run import EXECUTOR_KINDS
 from reconciler.model.secrets import SecretRef
 from reconciler.sources.loader import LoadResult, load_paths
+from reconciler.sources.schema_errors import known_keys
 from reconciler.sources.yamlio import load_documents
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,28 +90,9 @@ def test_delivery_and_alert_forms(loaded: LoadResult) -> None:
     assert any(not a.enabled for a in alerts)
 
 
-def _aliases(model: type[BaseModel], seen: set[type[BaseModel]]) -> set[str]:
-    """Every YAML key of a model tree."""
-    if model in seen:
-        return set()
-    seen.add(model)
-    keys: set[str] = set()
-    for name, field in model.model_fields.items():
-        keys.add(field.alias or name)
-        for nested in _models_in(field.annotation):
-            keys |= _aliases(nested, seen)
-    return keys
-
-
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [m for arg in getattr(annotation, "__args__", ()) for m in _models_in(arg)]
-
-
 def test_everything_example_shows_every_field() -> None:
     text = (EXAMPLES / "everything.yaml").read_text()
-    keys = set().union(*(_aliases(model, set()) for model in KINDS.values()))
+    keys = set().union(*(known_keys(model) for model in KINDS.values()))
     missing = sorted(k for k in keys if not re.search(rf"(^|[\s{{,\"]){re.escape(k)}\"?:", text,
                                                        re.M))
     assert not missing, f"everything.yaml does not show: {missing}"
