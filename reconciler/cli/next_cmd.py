@@ -15,13 +15,15 @@ import argparse
 import itertools
 import math
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from reconciler.cli.common import add_format, print_json
 from reconciler.clock import SystemClock
+from reconciler.core.describe import describe_schedule
 from reconciler.core.schedule import Fire, ScheduleState, dst_note, upcoming_fires
 from reconciler.core.stagger import job_offset_ms
+from reconciler.core.timefmt import iso_local, iso_utc
 from reconciler.core.zones import load_zone
 from reconciler.errors import SpecLoadError, UsageError
 from reconciler.model.duration import format_duration
@@ -107,17 +109,16 @@ def _fires(job: ScheduledJob, start: float, count: int) -> list[Fire]:
 
 def _job_json(job: ScheduledJob, fires: list[Fire]) -> dict[str, Any]:
     schedule = job.spec.schedule
-    zone = load_zone(schedule.timezone)
     return {
         "name": job.name,
         "timezone": schedule.timezone,
-        "schedule": _describe_schedule(schedule),
+        "schedule": describe_schedule(schedule, with_zone=False),
         "suspended": job.spec.suspend,
         "next": [
             {
-                "at": _utc_iso(fire.effective),
-                "nominal": _utc_iso(fire.nominal),
-                "local": _iso(datetime.fromtimestamp(fire.effective, zone)),
+                "at": iso_utc(fire.effective),
+                "nominal": iso_utc(fire.nominal),
+                "local": iso_local(fire.effective, schedule.timezone),
             }
             for fire in fires
         ],
@@ -125,7 +126,7 @@ def _job_json(job: ScheduledJob, fires: list[Fire]) -> dict[str, Any]:
 
 
 def _print_text(listing: list[tuple[ScheduledJob, list[Fire]]], start: float) -> None:
-    print(f"next fires after {_utc_iso(start)}")
+    print(f"next fires after {iso_utc(start)}")
     for job, fires in listing:
         print()
         print(_header(job))
@@ -134,7 +135,7 @@ def _print_text(listing: list[tuple[ScheduledJob, list[Fire]]], start: float) ->
         zone = load_zone(job.spec.schedule.timezone)
         for fire in fires:
             local = datetime.fromtimestamp(fire.effective, zone)
-            row = f"  {_local_text(local):<32} {_utc_iso(fire.effective)}"
+            row = f"  {_local_text(local):<32} {iso_utc(fire.effective)}"
             note = dst_note(job.spec.schedule, fire)
             print(f"{row}   <- {note}" if note else row)
 
@@ -147,7 +148,7 @@ def _why_no_fires(schedule: Schedule) -> str:
 
 def _header(job: ScheduledJob) -> str:
     schedule = job.spec.schedule
-    parts = [job.name, _describe_schedule(schedule), schedule.timezone]
+    parts = [job.name, describe_schedule(schedule, with_zone=False), schedule.timezone]
     if schedule.every is not None and schedule.anchor is None:
         parts.append("no anchor: shown as if first reconciled at --from")
     offset_ms = job_offset_ms(job.name, schedule)
@@ -158,25 +159,8 @@ def _header(job: ScheduledJob) -> str:
     return "  ".join(parts)
 
 
-def _describe_schedule(schedule: Schedule) -> str:
-    if schedule.cron is not None:
-        return f"cron {schedule.cron!r}" + (" (with seconds)" if schedule.with_seconds else "")
-    if schedule.every is not None:
-        anchor = f" from {_iso(schedule.anchor)}" if schedule.anchor is not None else ""
-        return f"every {format_duration(schedule.every)}{anchor}"
-    assert schedule.at is not None
-    return f"at {_iso(schedule.at)}"
-
-
 def _local_text(local: datetime) -> str:
     clock = "%H:%M:%S" if local.second or local.microsecond else "%H:%M"
     return f"{local.strftime('%a %Y-%m-%d ' + clock)} {local.tzname() or ''}".rstrip()
 
 
-def _utc_iso(instant: float) -> str:
-    return _iso(datetime.fromtimestamp(instant, UTC)).replace("+00:00", "Z")
-
-
-def _iso(moment: datetime) -> str:
-    spec = "milliseconds" if moment.microsecond else "seconds"
-    return moment.isoformat(timespec=spec)
