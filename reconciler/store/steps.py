@@ -17,6 +17,8 @@ History of the shapes (fixtures under ``tests/store/fixtures/`` hold each one wi
 4. ``job_slot_tracking``: jobs gain ``last_nominal_at`` (the newest slot that ran or was
    skipped; no slot at or before it is offered again) and ``schedule_hash`` (tells an edit of
    the schedule from other edits). ``last_nominal_at`` is backfilled from the history.
+5. ``delivery_status_words``: a run's delivery status in the words of the delivery outbox
+   (issue 9): ``none`` becomes ``not-requested``, ``failed`` becomes ``not-delivered``.
 """
 
 from __future__ import annotations
@@ -172,9 +174,20 @@ def job_slot_tracking(conn: sqlite3.Connection) -> None:
     _add_column(conn, "jobs", "schedule_hash", "TEXT")
 
 
+# Frozen here rather than imported from the model: a step upgrades the words of its time.
+_DELIVERY_WORDS = (("none", "not-requested"), ("failed", "not-delivered"))
+
+
+def delivery_status_words(conn: sqlite3.Connection) -> None:
+    """Schema 5: runs' delivery statuses in today's words (no column changes)."""
+    for old, new in _DELIVERY_WORDS:
+        conn.execute("UPDATE runs SET delivery_status = ? WHERE delivery_status = ?", (new, old))
+
+
 STEPS: tuple[Step, ...] = (
     Step(1, "initial", initial),
     Step(2, "run_outcome_details", run_outcome_details),
     Step(3, "delivery_outbox", delivery_outbox),
     Step(4, "job_slot_tracking", job_slot_tracking),
+    Step(5, "delivery_status_words", delivery_status_words),
 )

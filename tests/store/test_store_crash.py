@@ -181,8 +181,9 @@ def _fixture_rows(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]
 def test_sigkill_during_backup_and_migration_leaves_old_or_new_schema_whole(
     tmp_path: Path,
 ) -> None:
-    """Kills land while the writer backs up, switches to WAL, migrates or first writes; a read
-    (which changes nothing) then sees the schema-1 data whole, migrated in memory or on disk."""
+    """Kills land before the writer opens, while it backs up, switches to WAL or migrates, and
+    after; a read (which changes nothing) then sees the schema-1 data whole, migrated in memory
+    or on disk, and the next writer always starts."""
     rng = random.Random(7)
     expected = load_fixture_memory("0002_run_outcome_details.sql")
     migrations.migrate(expected, writer=None)
@@ -191,7 +192,10 @@ def test_sigkill_during_backup_and_migration_leaves_old_or_new_schema_whole(
         state_dir = tmp_path / f"round-{round_}"
         load_fixture_file("0002_run_outcome_details.sql", state_dir / "state.db")
         pid, fd = _fork_writer(state_dir, round_)
-        _spin(rng.uniform(0, 0.02))
+        if round_ % 3 == 1:
+            _spin(rng.uniform(0, 0.03))  # anywhere in the open: backup, WAL switch, migration
+        elif round_ % 3 == 2:
+            _read_lines(fd, 1, time.monotonic() + 20)  # once the migration has committed
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         _drain(fd)

@@ -40,7 +40,8 @@ RUN_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "finished_at": instants, "status": statuses, "attempt": st.integers(1, 4),
     "trigger": st.sampled_from(["schedule", "catchup", "retry", "manual"]), "error": texts,
     "summary": texts, "error_class": st.none() | st.sampled_from(["network", "timeout"]),
-    "delivery_status": st.none() | st.sampled_from(["none", "pending", "delivered"]),
+    "delivery_status": st.none() | st.sampled_from(
+        ["none", "failed", "pending", "delivered", "not-delivered", "not-requested"]),
 }  # fmt: skip
 SKIP_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "job": names, "scheduled_at": st.floats(0, 4e9), "reason": st.sampled_from(

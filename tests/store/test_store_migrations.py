@@ -81,6 +81,14 @@ def test_step_4_backfills_the_newest_consumed_slot() -> None:
     assert rows["fresh-job"] == (None, None)
 
 
+def test_step_5_speaks_of_delivery_in_todays_words() -> None:
+    conn = load_fixture_memory(FIXTURE_OF[5])
+    STEPS[4].apply(conn)
+    words = dict(conn.execute("SELECT run_id, delivery_status FROM runs").fetchall())
+    assert words == {"hc-run-1": "delivered", "hc-run-2": "not-delivered",
+                     "hc-run-3": "not-requested", "hc-run-4": None, "hc-run-5": "pending"}
+
+
 @pytest.mark.parametrize("version", range(CURRENT_VERSION))
 def test_every_historical_shape_ends_in_the_fresh_shape(version: int) -> None:
     conn = load_fixture_memory(FIXTURE_OF[version + 1])
