@@ -32,6 +32,13 @@ if TYPE_CHECKING:
     from reconciler.store import StateWriter, WriteTx
 
 
+def _done_and_deleted(desired: DesiredJob, outcome: Outcome) -> bool:
+    """``deleteAfterRun``: a one-shot that succeeded leaves the job list (history stays)."""
+    spec = desired.spec.spec
+    return bool(spec.delete_after_run) and spec.schedule.at is not None \
+        and outcome.status == "ok"
+
+
 def _nothing() -> None:
     return None
 
@@ -184,8 +191,13 @@ class RunnerMixin:
                 policy, state, merged, outcome.finished_at)
             if decision is not None:
                 merged = evolve(merged, last_alert_at=decision.last_alert_at)
-            tx.finish_run(evolve(finish, job_state=merged))
-            self.states[name] = merged
+            if _done_and_deleted(desired, outcome):
+                tx.finish_run(finish)
+                tx.delete_job(name)
+                self.states.pop(name, None)
+            else:
+                tx.finish_run(evolve(finish, job_state=merged))
+                self.states[name] = merged
 
             def alert() -> None:
                 if decision is not None:

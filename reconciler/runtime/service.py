@@ -28,7 +28,14 @@ from reconciler.core.plan import JobChange, compute_pending, plan
 from reconciler.executors.base import Executor
 from reconciler.model.delivery import FailureAlert
 from reconciler.model.enums import ConcurrencyPolicy
-from reconciler.model.state import JobState, RunningMarker, RunRecord, RunStart, SkipRecord, evolve
+from reconciler.model.state import (
+    JobState,
+    RunningMarker,
+    RunRecord,
+    RunStart,
+    SkipRecord,
+    evolve,
+)
 from reconciler.runtime.events import Alert, CollectingSink, EventSink
 from reconciler.runtime.runner import Flight, Landing, RunnerMixin
 from reconciler.store import StateWriter, WriteTx
@@ -111,7 +118,10 @@ class Service(RunnerMixin):
         return changes
 
     def _apply_locked(self, desired: Mapping[str, DesiredJob], now: float) -> list[JobChange]:
-        changes = plan(desired, self.states, now)
+        desired = {name: job for name, job in desired.items()
+                   if not self._deleted_after_run(name, job)}
+        changes = [self._remember_success(change, desired)
+                   for change in plan(desired, self.states, now)]
         staged: dict[str, JobState | None] = {}
         with self.writer.transaction() as tx:
             for change in changes:
@@ -130,6 +140,35 @@ class Service(RunnerMixin):
         self.desired = dict(desired)
         self.sink.reconciled([c for c in changes if c.kind != "unchanged"], now)
         return changes
+
+    def _succeeded(self, job: DesiredJob) -> RunRecord | None:
+        """The successful run of a one-shot's occurrence, if the history holds one."""
+        at = job.spec.spec.schedule.at
+        if at is None:
+            return None
+        runs = self.writer.runs_of_occurrence(occurrence_key(job.name, at.timestamp()))
+        return next((run for run in runs if run.status == "ok"), None)
+
+    def _deleted_after_run(self, name: str, job: DesiredJob) -> bool:
+        """A ``deleteAfterRun`` one-shot whose state was deleted after it succeeded stays
+        deleted while its spec is still in the source (its history says it is done)."""
+        if not job.spec.spec.delete_after_run or name in self.states:
+            return False
+        return self._succeeded(job) is not None
+
+    def _remember_success(self, change: JobChange, desired: Mapping[str, DesiredJob]
+                          ) -> JobChange:
+        """A one-shot added again (its state was lost or deleted) whose occurrence already
+        succeeded is spent: it must not run twice."""
+        if change.kind != "added" or change.state is None:
+            return change
+        done = self._succeeded(desired[change.name])
+        if done is None:
+            return change
+        spent = evolve(change.state, next_nominal_at=None, next_effective_at=None,
+                       last_nominal_at=done.scheduled_at, last_started_at=done.started_at,
+                       last_finished_at=done.finished_at, last_status="ok")
+        return replace(change, state=spent, effects=(*change.effects, "already done"))
 
     def _keep_marker(self, state: JobState) -> JobState:
         current = self.states.get(state.name)

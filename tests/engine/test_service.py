@@ -245,3 +245,55 @@ def test_a_failing_event_sink_never_breaks_the_others(capsys: pytest.CaptureFixt
     fanout.skipped(SkipRecord("a", 1.0, "overlap", 2.0))
     assert len(good.skips) == 1
     assert "disk full" in capsys.readouterr().err
+
+
+def test_delete_after_run_removes_a_done_one_shot_and_it_never_runs_again(
+    tmp_path: Path,
+) -> None:
+    once = job("once", {"at": "2026-01-05T09:00:00Z"}, deleteAfterRun=True)
+    sink = CollectingSink()
+    start = at("2026-01-05T08:59:00")
+
+    async def scenario() -> None:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            service = Service(writer, LoopClock(asyncio.get_running_loop(), start),
+                              ScriptedExecutor({}), sink=sink)
+            await service.start(jobs(once))
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _sleep_until(service, at("2026-01-05T09:05:00"))
+            assert writer.job("once") is None and "once" not in service.snapshot()
+            await service.apply(jobs(once))  # the spec is still in git
+            await _sleep_until(service, at("2026-01-05T10:00:00"))
+            stop.set()
+            await timer
+            assert writer.job("once") is None
+            (run,) = writer.runs("once")  # the history stays
+            assert run.status == "ok"
+
+    run_virtual(scenario())
+    assert len(sink.finished) == 1
+
+
+def test_a_one_shot_whose_state_was_lost_does_not_run_twice(tmp_path: Path) -> None:
+    once = job("once", {"at": "2026-01-05T09:00:00Z"})
+    start = at("2026-01-05T08:59:00")
+
+    async def scenario() -> int:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            service = _service(writer, start)
+            await service.start(jobs(once))
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _sleep_until(service, at("2026-01-05T09:01:00"))
+            await service.apply({})  # the spec is removed: its state goes, history stays
+            await service.apply(jobs(once))  # and comes back
+            await _sleep_until(service, at("2026-01-05T10:00:00"))
+            stop.set()
+            await timer
+            state = writer.job("once")
+            assert state is not None and state.next_effective_at is None
+            assert state.last_status == "ok"
+            return len(writer.runs("once"))
+
+    assert run_virtual(scenario()) == 1
