@@ -32,7 +32,9 @@ class LockHolder:
         if self.pid is None:
             return "an unidentified process (it is still starting, or wrote no record)"
         when = (
-            datetime.fromtimestamp(self.since, tz=UTC).isoformat().replace("+00:00", "Z")
+            datetime.fromtimestamp(self.since, tz=UTC)
+            .isoformat(timespec="seconds")
+            .replace("+00:00", "Z")
             if self.since is not None
             else "an unknown time"
         )

@@ -16,6 +16,11 @@ directory:
 - an older schema (a migration is pending): the snapshot is copied into ``:memory:`` with the
   backup API and migrated there;
 - a newer schema: ``StateVersionTooNew`` before any row is read.
+
+One caveat, POSIX's and SQLite's: closing any descriptor of a file drops every fcntl lock the
+process holds on it. Opening a reader with no daemon running reads ``state.db`` directly (its
+header, or a copy), so a process should not keep another reader's snapshot open across that:
+read commands open one reader at a time, and the daemon, holding the lock, never takes this path.
 """
 
 from __future__ import annotations
