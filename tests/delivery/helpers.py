@@ -46,3 +46,6 @@ def shape(value: Any) -> Any:
     if isinstance(value, list):
         return [shape(value[0])] if value else []
     return type(value).__name__
+
+
+SLACK_LIKE = {"ops": channel("slack", url={"fromEnv": "OPS_SLACK_URL"})}
