@@ -185,10 +185,12 @@ def _open_snapshot(paths: StatePaths) -> sqlite3.Connection:
     try:
         conn.execute("BEGIN")
         conn.execute("SELECT count(*) FROM sqlite_master")  # pins the snapshot
-    except sqlite3.OperationalError:
+    except sqlite3.Error as exc:
+        conn.close()
+        if not isinstance(exc, sqlite3.OperationalError):
+            raise  # not a database, corrupt: nothing a copy would fix
         # The daemon died between our look and the open, leaving something the read-only
         # path cannot use: recover it in a private copy like any leftover.
-        conn.close()
         return _private_copy(paths)
     return conn
 

@@ -78,10 +78,11 @@ class StateWriter:
         ``RECONCILER_HISTORY_RUNS`` / ``RECONCILER_HISTORY_DAYS`` say otherwise.
         ``durable=False`` skips the fsyncs, for throwaway states only (``simulate``'s scratch
         copy): a crash may then lose recent commits, though never corrupt the database.
-        Raises ``StateLockedError``
-        at once if another writer holds the directory, ``StateVersionTooNew`` if a newer
-        reconciler wrote it (nothing is changed then), ``StateError`` if it cannot be used.
+        Raises ``StateLockedError`` at once if another writer holds the directory,
+        ``StateVersionTooNew`` if a newer reconciler wrote it (nothing is changed then),
+        ``StateError`` if it cannot be used (unreadable, not a database, bad settings).
         """
+        policy = retention or Retention.from_env(os.environ)
         paths = StatePaths.of(state_dir)
         ensure_state_dir(paths.root)
         lock = WriterLock.acquire(paths.lock, now=now, pid=pid, host=host)
@@ -93,11 +94,14 @@ class StateWriter:
             raise StateError(f"cannot open {paths.db}: {exc}") from exc
         try:
             old, backup = _prepare(conn, paths, version, durable)
+        except sqlite3.Error as exc:
+            conn.close()
+            lock.release()
+            raise StateError(f"cannot open {paths.db}: {exc}") from exc
         except BaseException:
             conn.close()
             lock.release()
             raise
-        policy = retention or Retention.from_env(os.environ)
         return cls(conn, lock, paths, policy, old, backup)
 
     @property

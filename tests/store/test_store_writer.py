@@ -203,3 +203,14 @@ def test_reader_sees_what_the_writer_committed(writer: StateWriter) -> None:
         assert reader.run("r9") is None  # the reader's snapshot predates it
         reader.refresh()
         assert reader.run("r9") is not None
+
+
+def test_a_file_that_is_not_a_database_is_a_state_error_and_unlocks(tmp_path: Path) -> None:
+    (tmp_path / "state.db").write_bytes(b"this is not SQLite" * 100)
+    with pytest.raises(StateError, match="not a database"):
+        StateWriter.open(tmp_path, now=T0)
+    with pytest.raises(StateError, match="not a database"):
+        StateReader.open(tmp_path)
+    (tmp_path / "state.db").unlink()
+    with StateWriter.open(tmp_path, now=T0) as writer:  # the failed open left no lock behind
+        assert writer.jobs() == []
