@@ -22,13 +22,10 @@ RunStatus = Literal["ok", "error", "timeout", "skipped", "interrupted"]
 Trigger = Literal["schedule", "catchup", "retry", "manual"]
 # A run's delivery status (issue 9): pending until its outbox entries settle, then delivered or
 # not-delivered; or, with nothing enqueued, why not. Before issue 9 the store wrote "none" and
-# "failed"; the store reads those as "not-requested" and "not-delivered".
+# "failed"; migration step 5 rewrites those as "not-requested" and "not-delivered".
 DeliveryStatus = Literal[
     "pending", "delivered", "not-delivered", "not-requested", "skipped-stale", "already-delivered"
 ]
-LEGACY_DELIVERY_STATUSES: Final[dict[str, str]] = {
-    "none": "not-requested", "failed": "not-delivered"
-}
 OutboxStatus = Literal["pending", "delivered", "failed"]
 
 RUN_STATUSES: Final[frozenset[str]] = frozenset(get_args(RunStatus))

@@ -10,7 +10,6 @@ import sqlite3
 from typing import Any, cast
 
 from reconciler.model.state import (
-    LEGACY_DELIVERY_STATUSES,
     Delivery,
     DeliveryStatus,
     JobState,
@@ -77,11 +76,6 @@ def job_to_row(job: JobState) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def _delivery_status(value: str | None) -> str | None:
-    """Rows written before issue 9 said "none" and "failed"; show them in today's words."""
-    return None if value is None else LEGACY_DELIVERY_STATUSES.get(value, value)
-
-
 def run_from_row(row: sqlite3.Row | tuple[Any, ...]) -> RunRecord:
     v = dict(zip(RUN_COLUMNS, row, strict=True))
     return RunRecord(
@@ -90,7 +84,7 @@ def run_from_row(row: sqlite3.Row | tuple[Any, ...]) -> RunRecord:
         finished_at=v["finished_at"], status=cast(RunStatus | None, v["status"]),
         attempt=v["attempt"], trigger=cast(Trigger, v["trigger"]), error=v["error"],
         error_class=v["error_class"], summary=v["summary"],
-        delivery_status=cast(DeliveryStatus | None, _delivery_status(v["delivery_status"])),
+        delivery_status=cast(DeliveryStatus | None, v["delivery_status"]),
     )  # fmt: skip
 
 
