@@ -128,8 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rounds, counts, f".venv/bin/python -m bench.record --jobs {args.record_jobs} "
             f"--runs {args.record_runs} --reps {args.reps}")))
     took = time.monotonic() - began
-    header = [f"Command: `make bench` (= `.venv/bin/python -m bench "
-              f"{' '.join(sys.argv[1:] if argv is None else argv)}`".rstrip() + "`), run "
+    invoked = " ".join(["-m bench", *(sys.argv[1:] if argv is None else argv)])
+    header = [f"Command: `make bench` (= `.venv/bin/python {invoked}`), run "
               f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC in {took / 60:.1f} min on "
               f"{machine()}; {versions()}. The machine is shared: compare within a table, "
               "read the per-repetition ratios, not absolute figures."]

@@ -71,15 +71,18 @@ def markdown(outcome: FireOutcome, command: str) -> list[str]:
              f"{outcome.seconds:g} s window, {len(rounds.runs[rounds.contenders[0]])} "
              "repetitions; medians of the repetitions).", "",
              "| contender | fires/s | kept up | lateness p50 | p95 | p99 | max | "
-             "CPU s / 1,000 runs | peak RSS | dropped (missed) |",
+             "CPU s / 1,000 runs | peak RSS | slots not run |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name in rounds.contenders:
         med = lambda key, n=name: rounds.median(n, key)  # noqa: E731
+        if med("runs_in_window"):
+            cells = [f"{_fmt_ms(med(k))} ms" for k in ("p50", "p95", "p99", "max")]
+            cells.append(f"{med('cpu_per_1k'):.3f}")
+        else:  # no run started: there is no lateness to show, nor CPU per run
+            cells = ["—"] * 5
         lines.append(
             f"| {name} | {med('fires_per_s'):,.0f} | {100 * med('keep_up'):.1f}% "
-            f"| {_fmt_ms(med('p50'))} ms | {_fmt_ms(med('p95'))} ms "
-            f"| {_fmt_ms(med('p99'))} ms | {_fmt_ms(med('max'))} ms "
-            f"| {med('cpu_per_1k'):.3f} | {med('rss_mib'):,.0f} MiB | {med('missed'):,.0f} |")
+            f"| {' | '.join(cells)} | {med('rss_mib'):,.0f} MiB | {med('missed'):,.0f} |")
     if "reconciler" in rounds.contenders:
         started = ", ".join(str(x["started_in_window"]) for x in rounds.runs["reconciler"])
         lines += ["", "Reconciler decision lateness (the run record's `startedAt`, taken when "
@@ -87,8 +90,13 @@ def markdown(outcome: FireOutcome, command: str) -> list[str]:
                   f"{_fmt_ms(rounds.median('reconciler', 'decision_p50'))} ms, p99 "
                   f"{_fmt_ms(rounds.median('reconciler', 'decision_p99'))} ms; "
                   f"runs started in the window per repetition: {started}."]
+    lines.append("- *slots not run*: scheduled in the window, never started (APScheduler: "
+                 "dropped as missed; reconciler: recorded as skipped by the `latest` catch-up).")
     for peer in ("aps-memory", "aps-sqlite"):
         if peer in rounds.contenders and "reconciler" in rounds.contenders:
+            if not rounds.median(peer, "runs_in_window"):
+                lines.append(f"- {peer} started no run in the window: no ratio.")
+                continue
             fires = rounds.ratios("fires_per_s", "reconciler", peer)
             p99 = rounds.ratios("p99", "reconciler", peer)
             lines.append(f"- reconciler / {peer} per repetition: fires/s "

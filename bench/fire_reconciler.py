@@ -42,6 +42,7 @@ class CountingSink:
 
     def __init__(self) -> None:
         self.counts = {"started": 0, "finished": 0, "skipped": 0, "alerts": 0}
+        self.skipped_slots: list[float] = []  # nominal instants of skipped slots
 
     def reconciled(self, changes: Any, at: float) -> None:
         pass
@@ -54,6 +55,7 @@ class CountingSink:
 
     def skipped(self, skip: Any) -> None:
         self.counts["skipped"] += 1
+        self.skipped_slots.append(skip.scheduled_at)
 
     def alert(self, alert: Any) -> None:
         self.counts["alerts"] += 1
@@ -110,6 +112,7 @@ def child(count: int, seconds: float, kind: str, samples_path: str | None) -> di
     # lateness measured in the run body (which is what the peers are measured by).
     decided = percentiles([1000 * (start - due) for due, start in executor.decided
                            if window.t0 <= due < window.t1])
-    extra = {"skipped": sink.counts["skipped"], "missed": 0,
+    skipped = sum(1 for due in sink.skipped_slots if window.t0 <= due < window.t1)
+    extra = {"skipped": sink.counts["skipped"], "missed": skipped,
              **{f"decision_{key}": value for key, value in decided.items()}}
     return summarise("reconciler", count, window, executor.samples, extra, samples_path)

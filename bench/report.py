@@ -29,19 +29,22 @@ def plot(outcome: FireOutcome, directory: Path = PLOTS) -> Path | None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         return None
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{outcome.scenario}.png"
     figure, axes = plt.subplots(figsize=(7, 4))
     for name, values in outcome.samples.items():
-        if not values:
+        if not values:  # say so, rather than vanish from the legend
+            axes.plot([], [], label=f"{name}: no run started", color=COLOURS.get(name))
             continue
         ordered = sorted(max(v, 0.01) for v in values)
         fraction = [(i + 1) / len(ordered) for i in range(len(ordered))]
         axes.plot(ordered, fraction, label=f"{name} (n={len(ordered):,})",
                   color=COLOURS.get(name))
     axes.set_xscale("log")
+    axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     axes.set_xlabel("lateness: run body start - scheduled time (ms, log scale)")
     axes.set_ylabel("fraction of runs")
     axes.set_title(f"{outcome.scenario}: {outcome.jobs:,} jobs every second "
