@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.cli.common import DEFAULT_SPECS, add_format, print_json
-from reconciler.cli.specs import load_desired
+from reconciler.cli.specs import load_specs
 from reconciler.core.timefmt import iso_local, iso_utc, parse_instant
 from reconciler.errors import SpecError, UsageError
 from reconciler.executors.scripted import parse_outcomes
@@ -57,16 +57,16 @@ def run(args: argparse.Namespace) -> int:
     start, until = _instant(args.start, "--from"), _instant(args.until, "--until")
     if until <= start:
         raise UsageError("--until must be after --from")
-    desired = load_desired([args.specs], now=start)
+    desired, channels = load_specs([args.specs], now=start)
     base = Path(args.events).parent if args.events else Path(".")
     simulation = Simulation(
-        desired=desired, start=start, until=until,
+        desired=desired, channels=channels, start=start, until=until,
         outcomes=parse_outcomes(_read_yaml(args.outcomes, "outcomes") if args.outcomes
                                 else None),
         events=parse_events(_read_yaml(args.events, "events") if args.events else None),
         state_from=args.state,
         config=ServiceConfig(max_concurrent_runs=args.max_concurrent_runs),
-        load_specs=lambda path: load_desired([str(base / path)], now=start),
+        load_specs=lambda path: load_specs([str(base / path)], now=start),
     )
     report = run_simulation(simulation)
     zones = {name: job.spec.spec.schedule.timezone for name, job in desired.items()}

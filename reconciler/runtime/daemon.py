@@ -20,8 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.clock import Clock, SystemClock
+from reconciler.delivery.outbox import OutboxWorker
+from reconciler.delivery.sender import Sender
 from reconciler.errors import ReconcilerError, SpecLoadError
 from reconciler.executors.base import Executor
+from reconciler.executors.secrets import SecretResolver
 from reconciler.model.delivery import FailureAlert
 from reconciler.runtime.control import ControlServer
 from reconciler.runtime.events import EventSink, FanoutSink
@@ -65,20 +68,22 @@ class Daemon:
                 failure_alert=FailureAlert(channel=settings.alert_channel))
             executor = self.executor or build_executor()
             self.service = Service(writer, self.clock, executor, config, self.sink)
-            await self.service.start(snapshot.desired)
+            await self.service.start(snapshot.desired, snapshot.channels)
             self._record_source(snapshot)
-            await self._run(self.service)
+            await self._run(self.service, writer)
         finally:
             writer.close()
         return 0
 
-    async def _run(self, service: Service) -> None:
+    async def _run(self, service: Service, writer: StateWriter) -> None:
         loop = asyncio.get_running_loop()
         previous = self._install_signal_handlers(loop)
         control = await ControlServer.start(self.settings.state, service)
         watcher = self._watch(loop)
+        sender = Sender(SecretResolver())
         tasks = [asyncio.ensure_future(coro) for coro in (
-            service.run_forever(self.stop), self._reconcile_loop(service), self._stop_after())]
+            service.run_forever(self.stop), self._reconcile_loop(service), self._stop_after(),
+            self._deliver(service, writer, sender))]
         if self.settings.http:
             tasks.append(asyncio.ensure_future(self._serve_http(service, tasks[0])))
         self.log.info(self.clock.now(), "started", specs=self.settings.specs,
@@ -95,6 +100,7 @@ class Daemon:
                 watcher.stop()
             await control.close()
             await service.shutdown(self.settings.shutdown_grace.total_seconds())
+            await sender.aclose()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
             self.log.info(self.clock.now(), "stopped")
@@ -109,6 +115,18 @@ class Daemon:
 
         return {signum: signal.signal(signum, handler)
                 for signum in (signal.SIGTERM, signal.SIGINT)}
+
+    async def _deliver(self, service: Service, writer: StateWriter, sender: Sender) -> None:
+        """The durable outbox: results and alerts, sent and retried until delivered or too
+        old (then recorded not-delivered); woken early when a run enqueues."""
+        worker = OutboxWorker(writer, sender,
+                              on_attempt=lambda attempt: self.sink.delivery(attempt.record()))
+
+        async def sleep(seconds: float) -> None:
+            await _first_of(service.outbox_wake, self.stop, timeout=seconds)
+            service.outbox_wake.clear()
+
+        await worker.run_forever(self.clock.now, sleep, self.stop)
 
     async def _serve_http(self, service: Service, timer: asyncio.Future[None]) -> None:
         assert self.settings.http is not None
@@ -169,7 +187,7 @@ class Daemon:
         except SpecLoadError as exc:
             self.log.info(self.clock.now(), "source-error", error=str(exc))
             return
-        await service.apply(snapshot.desired)
+        await service.apply(snapshot.desired, snapshot.channels)
         self._record_source(snapshot)
 
     def _sync_git(self) -> None:

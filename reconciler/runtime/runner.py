@@ -18,7 +18,9 @@ from reconciler.core.alerts import decide_alert, effective_policy
 from reconciler.core.errorclass import classify_text
 from reconciler.core.jobview import DesiredJob
 from reconciler.core.outcome import Outcome, RunInfo, merge_finish
+from reconciler.delivery.plan import AlertNotice, plan_alert, plan_deliveries
 from reconciler.executors.base import RunContext, RunResult
+from reconciler.model.channel import ChannelSpec
 from reconciler.model.duration import format_duration
 from reconciler.model.enums import ErrorClass
 from reconciler.model.state import JobState, RunFinish, RunningMarker, RunRecord, evolve
@@ -87,6 +89,8 @@ class RunnerMixin:
     abandoned: bool
     in_flight: int
     landing: list[Landing]
+    channels: dict[str, ChannelSpec]
+    outbox_wake: asyncio.Event
 
     def now(self) -> float:
         raise NotImplementedError
@@ -176,13 +180,18 @@ class RunnerMixin:
         self.flights[name] = [f for f in self.flights.get(name, []) if f is not flight]
         self.in_flight -= 1
         summary = None if result is None else (result.summary or result.output)
+        finished = evolve(flight.record, finished_at=outcome.finished_at,
+                          status=outcome.status, error=outcome.error,
+                          error_class=outcome.error_class, summary=summary)
         finish = RunFinish(flight.record.run_id, name, outcome.finished_at, outcome.status,
                            outcome.error, outcome.error_class, summary)
         desired, state = self.desired.get(name), self.states.get(name)
         alert: Callable[[], None] = _nothing
+        delivered: Callable[[], None] = _nothing
         if desired is None or state is None:
             tx.finish_run(finish)  # the job was deleted meanwhile: record, drop
         else:
+            finish, delivered = self._with_deliveries(desired, finished, result, finish)
             merge = merge_finish(desired, state, flight.info, outcome, flight.superseded)
             merged = evolve(merge.state, running=self._marker_after(name, state,
                                                                      flight.record.run_id))
@@ -191,6 +200,12 @@ class RunnerMixin:
                 policy, state, merged, outcome.finished_at)
             if decision is not None:
                 merged = evolve(merged, last_alert_at=decision.last_alert_at)
+                self.enqueue_alert(tx, Alert(name, outcome.finished_at, decision.kind,
+                                             decision.message), merged)
+            if merge.disabled_now:
+                self.enqueue_alert(tx, Alert(name, outcome.finished_at, "auto-disabled",
+                                             f"{name} disabled: {merged.disabled_reason}"),
+                                   merged)
             if _done_and_deleted(desired, outcome):
                 tx.finish_run(finish)
                 tx.delete_job(name)
@@ -205,12 +220,9 @@ class RunnerMixin:
                                           decision.message))
                 self.on_finished(desired, state, merged, outcome, merge.disabled_now)
 
-        finished = evolve(flight.record, finished_at=outcome.finished_at,
-                           status=outcome.status, error=outcome.error,
-                           error_class=outcome.error_class, summary=summary)
-
         def effect() -> None:
             self.sink.run_finished(finished)
+            delivered()
             alert()
             self._start_queued_manual(name)
 
@@ -238,6 +250,38 @@ class RunnerMixin:
         if disabled_now:
             self.sink.alert(Alert(after.name, outcome.finished_at, "auto-disabled",
                                   f"{after.name} disabled: {after.disabled_reason}"))
+
+    def _with_deliveries(self, desired: DesiredJob, finished: RunRecord,
+                         result: RunResult | None, finish: RunFinish
+                         ) -> tuple[RunFinish, Callable[[], None]]:
+        """The run's outbox entries go into its finish: one transaction (issue 9)."""
+        plan = plan_deliveries(desired.spec, self.channels, finished, result,
+                               staleness=self.config.delivery_staleness)
+
+        def announce() -> None:
+            for entry in plan.deliveries:
+                self.sink.delivery({"at": finished.finished_at, "job": finished.job,
+                                    "runId": finished.run_id, "target": entry.target,
+                                    "key": entry.idempotency_key, "status": entry.status,
+                                    "error": entry.last_error})
+            if plan.deliveries:
+                self.outbox_wake.set()
+
+        return evolve(finish, delivery_status=plan.status,
+                      deliveries=plan.deliveries), announce
+
+    def enqueue_alert(self, tx: WriteTx | StateWriter, alert: Alert, state: JobState) -> None:
+        """An alert goes to the job's failureAlert target (or the default) via the outbox."""
+        desired = self.desired.get(alert.job)
+        own = desired.spec.spec.failure_alert if desired is not None else None
+        policy = effective_policy(own, self.config.failure_alert)
+        notice = AlertNotice(alert.job, alert.kind, alert.at, alert.message,
+                             state.consecutive_errors or None, state.last_error,
+                             state.next_effective_at)
+        entry = plan_alert(notice, policy, self.channels)
+        if entry is not None:
+            tx.enqueue(entry)
+            self.outbox_wake.set()
 
     def on_schedule_checked(self, before: JobState, after: JobState, now: float
                             ) -> None:

@@ -26,8 +26,10 @@ from reconciler.core.identity import manual_occurrence_key, occurrence_key, run_
 from reconciler.core.jobview import DesiredJob
 from reconciler.core.plan import JobChange, compute_pending, plan
 from reconciler.executors.base import Executor
+from reconciler.model.channel import ChannelSpec
 from reconciler.model.delivery import FailureAlert
 from reconciler.model.enums import ConcurrencyPolicy
+from reconciler.model.job import Channel
 from reconciler.model.state import (
     JobState,
     RunningMarker,
@@ -51,6 +53,7 @@ class ServiceConfig:
     stuck_after: float = 7200.0  # a running marker older than this is cleared
     recent_runs: int = 3  # how many past runs an executor sees as the job's memory
     failure_alert: FailureAlert = field(default_factory=FailureAlert)  # for jobs without one
+    delivery_staleness: float = 3 * 3600.0  # a run this late announces no stale news
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class Service(RunnerMixin):
         self.in_flight = 0
         self.landing: list[Landing] = []
         self.pending_alerts: list[Alert] = []
+        self.channels: dict[str, ChannelSpec] = {}
+        self.outbox_wake = asyncio.Event()
         self.wake = asyncio.Event()
         self.accepting = True
         self.abandoned = False
@@ -96,12 +101,14 @@ class Service(RunnerMixin):
 
     # ---- reconcile -------------------------------------------------------------------------
 
-    async def start(self, desired: Mapping[str, DesiredJob]) -> list[JobChange]:
+    async def start(self, desired: Mapping[str, DesiredJob],
+                    channels: Mapping[str, Channel] | None = None) -> list[JobChange]:
         """Load the state, clear markers left by a previous process, reconcile, and plan the
         startup catch-up (at most ``catchup_burst`` at once, the rest spaced out)."""
         async with self.lock:
             now = self.now()
             self.started_at = now
+            self._set_channels(channels)
             self.states = {state.name: state for state in self.writer.jobs()}
             self.desired = dict(desired)
             self.clear_markers(now, older_than=None)
@@ -111,11 +118,17 @@ class Service(RunnerMixin):
         self.wake.set()
         return changes
 
-    async def apply(self, desired: Mapping[str, DesiredJob]) -> list[JobChange]:
+    async def apply(self, desired: Mapping[str, DesiredJob],
+                    channels: Mapping[str, Channel] | None = None) -> list[JobChange]:
         async with self.lock:
+            self._set_channels(channels)
             changes = self._apply_locked(desired, self.now())
         self.wake.set()
         return changes
+
+    def _set_channels(self, channels: Mapping[str, Channel] | None) -> None:
+        if channels is not None:
+            self.channels = {name: channel.spec for name, channel in channels.items()}
 
     def _apply_locked(self, desired: Mapping[str, DesiredJob], now: float) -> list[JobChange]:
         desired = {name: job for name, job in desired.items()
@@ -251,8 +264,9 @@ class Service(RunnerMixin):
             tx.record_skip(skip_record)
             skips.append(skip_record)
             if skip.reason == "missed" and self.desired[name].spec.spec.alert_on_missed:
-                self.pending_alerts.append(
-                    Alert(name, now, "missed", missed_text(name, skip.fire.nominal, now)))
+                alert = Alert(name, now, "missed", missed_text(name, skip.fire.nominal, now))
+                self.pending_alerts.append(alert)
+                self.enqueue_alert(tx, alert, decision.state)
         state = evolve(decision.state, running=self.states[name].running)
         if decision.interrupt_running:
             self.supersede(name)
@@ -278,7 +292,12 @@ class Service(RunnerMixin):
         for name in broken:
             before = self.states[name]
             state = compute_pending(self.desired[name], before, now)
-            self.writer.put_job(state)
+            with self.writer.transaction() as tx:
+                tx.put_job(state)
+                if state.disabled and not before.disabled:
+                    self.enqueue_alert(tx, Alert(name, now, "auto-disabled",
+                                                 f"{name} disabled: {state.disabled_reason}"),
+                                       state)
             self.states[name] = state
             self.on_schedule_checked(before, state, now)
 

@@ -22,6 +22,7 @@ from reconciler.core.jobview import DesiredJob
 from reconciler.core.timefmt import iso_utc, parse_instant
 from reconciler.errors import SpecError
 from reconciler.executors.scripted import ScriptedExecutor, ScriptedOutcome
+from reconciler.model.job import Channel
 from reconciler.model.state import JobState, RunRecord
 from reconciler.runtime.events import CollectingSink
 from reconciler.runtime.service import Service, ServiceConfig
@@ -49,7 +50,8 @@ class Simulation:
     events: list[SimEvent] = field(default_factory=list)
     state_from: str | None = None
     config: ServiceConfig = field(default_factory=ServiceConfig)
-    load_specs: Callable[[str], dict[str, DesiredJob]] | None = None
+    load_specs: Callable[[str], tuple[dict[str, DesiredJob], dict[str, Channel]]] | None = None
+    channels: dict[str, Channel] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,6 +113,7 @@ class _Driver:
         self.sink = CollectingSink()
         self.executor = ScriptedExecutor(simulation.outcomes)
         self.desired = dict(simulation.desired)
+        self.channels = dict(simulation.channels)
         self.service: Service | None = None
         self.stop = asyncio.Event()
         self.timer: asyncio.Task[None] | None = None
@@ -119,7 +122,7 @@ class _Driver:
     async def start(self) -> None:
         self.service = Service(self.writer, self.clock, self.executor, self.simulation.config,
                                self.sink)
-        await self.service.start(self.desired)
+        await self.service.start(self.desired, self.channels)
         self.stop = asyncio.Event()
         self.timer = asyncio.ensure_future(self.service.run_forever(self.stop))
 
@@ -149,9 +152,9 @@ class _Driver:
         elif event.action == "apply":
             if self.simulation.load_specs is None or event.specs is None:
                 raise SpecError("apply needs a spec loader and a specs path")
-            self.desired = self.simulation.load_specs(event.specs)
+            self.desired, self.channels = self.simulation.load_specs(event.specs)
             if self.service is not None:
-                await self.service.apply(self.desired)
+                await self.service.apply(self.desired, self.channels)
 
     async def _trigger(self, event: SimEvent) -> None:
         assert event.job is not None
