@@ -297,3 +297,37 @@ def test_a_one_shot_whose_state_was_lost_does_not_run_twice(tmp_path: Path) -> N
             return len(writer.runs("once"))
 
     assert run_virtual(scenario()) == 1
+
+
+def test_results_and_alerts_are_written_to_the_outbox_with_the_run(tmp_path: Path) -> None:
+    from reconciler.model.job import Channel
+
+    hooked = job("hooked", {"every": "1h", "anchor": "2026-01-05T08:00:00Z"},
+                 delivery={"webhook": {"url": "http://127.0.0.1:9/results"}, "on": ["ok"]},
+                 failureAlert={"channel": "ops", "after": 1})
+    ops = Channel.model_validate({"apiVersion": "reconciler.dev/v1", "kind": "Channel",
+                                  "metadata": {"name": "ops"},
+                                  "spec": {"type": "slack", "url": "http://127.0.0.1:9/slack"}})
+    executor = ScriptedExecutor({"hooked": [ScriptedOutcome(), ScriptedOutcome(
+        status="error", error="boom")]})
+    start = at("2026-01-05T08:59:00")
+
+    async def scenario() -> None:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            service = Service(writer, LoopClock(asyncio.get_running_loop(), start), executor)
+            await service.start(jobs(hooked), {"ops": ops})
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _sleep_until(service, at("2026-01-05T10:30:00"))
+            stop.set()
+            await timer
+            ok_run, failed_run = sorted(writer.runs("hooked"), key=lambda r: r.started_at)
+            assert ok_run.delivery_status == "pending"  # in the outbox, not yet sent
+            assert failed_run.delivery_status == "not-requested"  # on: [ok]
+            due = writer.due_deliveries(1e18, 10)
+            targets = sorted(entry.target for entry in due)
+            assert len(due) == 2 and targets[0] == "channel ops"
+            (result,) = [e for e in due if e.run_id == ok_run.run_id]
+            assert result.idempotency_key == ok_run.run_id
+
+    run_virtual(scenario())
