@@ -61,14 +61,16 @@ def wait_for(predicate: Callable[[], T | None], timeout: float, what: str) -> T:
 
 
 class DaemonProcess:
-    def __init__(self, specs: Path, state: Path, log: Path, *extra: str) -> None:
+    def __init__(self, specs: Path, state: Path, log: Path, *extra: str,
+                 env: dict[str, str] | None = None) -> None:
         self.specs, self.state, self.log = specs, state, log
         argv = [sys.executable, "-m", "reconciler", "run", "--specs", str(specs),
                 "--state", str(state), "--debounce", "200ms", "--resync-interval", "2s",
                 "--shutdown-grace", "1s", "--log-format", "json", *extra]
         self._log_file = log.open("a")
         self.process = subprocess.Popen(argv, stdout=self._log_file, stderr=subprocess.STDOUT,
-                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                        env={**os.environ, "PYTHONUNBUFFERED": "1",
+                                             **(env or {})})
 
     def lines(self) -> list[dict[str, Any]]:
         found = []
@@ -102,8 +104,9 @@ class DaemonProcess:
 
 
 @contextlib.contextmanager
-def running(specs: Path, state: Path, log: Path, *extra: str) -> Iterator[DaemonProcess]:
-    daemon = DaemonProcess(specs, state, log, *extra)
+def running(specs: Path, state: Path, log: Path, *extra: str,
+            env: dict[str, str] | None = None) -> Iterator[DaemonProcess]:
+    daemon = DaemonProcess(specs, state, log, *extra, env=env)
     try:
         daemon.wait_started()
         yield daemon

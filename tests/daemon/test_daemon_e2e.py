@@ -166,3 +166,29 @@ def test_http_api_and_metrics_against_the_running_daemon(tmp_path: Path) -> None
             answer = client.post("/api/v1/jobs/tick/trigger", headers=right)
             assert answer.status_code in (202, 409), answer.text
     assert daemon.process.returncode is not None
+
+
+def test_git_url_clones_and_fast_forwards_the_specs(tmp_path: Path) -> None:
+    from tests.daemon.harness import git
+
+    origin, work = tmp_path / "origin.git", tmp_path / "work"
+    origin.mkdir()
+    git(origin, "init", "-q", "--bare", "-b", "main")
+    init_repo(work)
+    git(work, "remote", "add", "origin", str(origin))
+    (work / "ping.yaml").write_text(job_yaml("ping", "1s", ["echo", "first"]))
+    commit(work, "add ping")
+    git(work, "push", "-q", "origin", "main")
+    checkout, state = tmp_path / "checkout", tmp_path / "state"
+    with running(checkout, state, tmp_path / "daemon.log", "--git-url", str(origin),
+                 "--git-ref", "main", "--git-interval", "1s"):
+        wait_for(lambda: [r for r in _finished(state, "ping") if r["summary"] == "first"], 8,
+                 "the cloned job to run")
+        (work / "ping.yaml").write_text(job_yaml("ping", "1s", ["echo", "second"]))
+        pushed = commit(work, "edit ping")
+        git(work, "push", "-q", "origin", "main")
+        wait_for(lambda: [r for r in _finished(state, "ping") if r["summary"] == "second"], 10,
+                 "the fast-forwarded edit to run")
+        status = _status(state, checkout)
+        assert status["source"]["revision"] == pushed
+        assert status["jobs"][0]["sourceRevision"] == pushed

@@ -74,6 +74,8 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 return  # the client gave up (a timeout test): nothing to answer
 
+        do_GET = do_POST  # an http job's GET is recorded the same way
+
         def log_message(self, format: str, *args: Any) -> None:
             return  # quiet tests
 
