@@ -27,5 +27,5 @@ def add_state(parser: argparse.ArgumentParser) -> None:
 
 
 def print_json(payload: Any) -> None:
-    json.dump(payload, sys.stdout, indent=2, sort_keys=False, ensure_ascii=False)
-    sys.stdout.write("\n")
+    # One write: json.dump to a stream issues a write per token, slow for big reports.
+    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n")

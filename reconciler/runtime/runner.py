@@ -29,6 +29,7 @@ from reconciler.runtime.events import Alert
 if TYPE_CHECKING:
     from reconciler.clock import Clock
     from reconciler.executors.base import Executor
+    from reconciler.runtime.dueindex import StateTable
     from reconciler.runtime.events import EventSink
     from reconciler.runtime.service import ServiceConfig
     from reconciler.store import StateWriter, WriteTx
@@ -53,6 +54,7 @@ class Flight:
     task: asyncio.Task[None] | None = None
     superseded: bool = False
     reason: str = "interrupted"
+    executing: bool = True  # only the execution is ever cancelled, never the landing
 
     @property
     def info(self) -> RunInfo:
@@ -81,7 +83,7 @@ class RunnerMixin:
     sink: EventSink
     lock: asyncio.Lock
     desired: dict[str, DesiredJob]
-    states: dict[str, JobState]
+    states: StateTable
     flights: dict[str, list[Flight]]
     queued_manual: set[str]
     wake: asyncio.Event
@@ -108,13 +110,14 @@ class RunnerMixin:
     def supersede(self, name: str, reason: str = "interrupted: replaced by a newer run"
                   ) -> None:
         for flight in self.flights.get(name, []):
-            if not flight.superseded and flight.task is not None:
+            if not flight.superseded and flight.task is not None and flight.executing:
                 flight.superseded = True
                 flight.reason = reason
                 flight.task.cancel()
 
     async def _fly(self, flight: Flight) -> None:
         outcome, result = await self._execute(flight)
+        flight.executing = False
         if self.abandoned:
             return
         self.landing.append(Landing(flight, outcome, result))
@@ -177,7 +180,11 @@ class RunnerMixin:
     def _land_one(self, tx: WriteTx, landing: Landing) -> Callable[[], None]:
         flight, outcome, result = landing
         name = flight.record.job
-        self.flights[name] = [f for f in self.flights.get(name, []) if f is not flight]
+        remaining = [f for f in self.flights.get(name, []) if f is not flight]
+        if remaining:
+            self.flights[name] = remaining
+        else:
+            self.flights.pop(name, None)  # per-tick scans look only at jobs with runs
         self.in_flight -= 1
         summary = None if result is None else (result.summary or result.output)
         finished = evolve(flight.record, finished_at=outcome.finished_at,
@@ -255,8 +262,12 @@ class RunnerMixin:
                          result: RunResult | None, finish: RunFinish
                          ) -> tuple[RunFinish, Callable[[], None]]:
         """The run's outbox entries go into its finish: one transaction (issue 9)."""
+        def memory(count: int) -> tuple[RunRecord, ...]:
+            runs = self.writer.runs(finished.job, limit=count + 1, before=finished.started_at)
+            return tuple(run for run in runs if run.run_id != finished.run_id)[:count]
+
         plan = plan_deliveries(desired.spec, self.channels, finished, result,
-                               staleness=self.config.delivery_staleness)
+                               staleness=self.config.delivery_staleness, memory=memory)
 
         def announce() -> None:
             for entry in plan.deliveries:
@@ -291,6 +302,16 @@ class RunnerMixin:
 
     # ---- stale and stuck runs, shutdown ----------------------------------------------------
 
+    def clear_stuck(self, now: float) -> None:
+        """A run of ours marked running for longer than ``stuck_after`` is cancelled and
+        recorded ``interrupted``: one lost process never blocks a job forever."""
+        limit = self.config.stuck_after
+        for flights in list(self.flights.values()):
+            for flight in flights:
+                if flight.executing and now - flight.record.started_at > limit:
+                    text = format_duration(timedelta(seconds=limit))
+                    self.supersede_one(flight, f"interrupted: stuck for more than {text}")
+
     def clear_markers(self, now: float, older_than: float | None) -> None:
         """Runs whose marker no live flight owns (a crash) or that run past ``older_than``
         seconds (stuck) are recorded ``interrupted``; they count as transient failures."""
@@ -309,7 +330,7 @@ class RunnerMixin:
                     self.supersede_one(flight, f"interrupted: stuck for more than {limit}")
 
     def supersede_one(self, flight: Flight, reason: str) -> None:
-        if flight.task is not None and not flight.task.done():
+        if flight.task is not None and not flight.task.done() and flight.executing:
             flight.reason = reason
             flight.task.cancel()
 

@@ -38,6 +38,7 @@ from reconciler.model.state import (
     SkipRecord,
     evolve,
 )
+from reconciler.runtime.dueindex import StateTable
 from reconciler.runtime.events import Alert, CollectingSink, EventSink
 from reconciler.runtime.runner import Flight, Landing, RunnerMixin
 from reconciler.store import StateWriter, WriteTx
@@ -75,7 +76,7 @@ class Service(RunnerMixin):
         self.sink: EventSink = sink or CollectingSink()
         self.lock = asyncio.Lock()
         self.desired: dict[str, DesiredJob] = {}
-        self.states: dict[str, JobState] = {}
+        self.states = StateTable(wake_key=self._wake_key)
         self.flights: dict[str, list[Flight]] = {}
         self.hold_until: dict[str, float] = {}
         self.queued_manual: set[str] = set()
@@ -89,6 +90,7 @@ class Service(RunnerMixin):
         self.abandoned = False
         self.ready = False
         self.started_at = float("-inf")
+        self._wake_at: float | None = None
 
     def now(self) -> float:
         # Fires sit on whole milliseconds; rounding keeps float noise from making a fire
@@ -109,7 +111,7 @@ class Service(RunnerMixin):
             now = self.now()
             self.started_at = now
             self._set_channels(channels)
-            self.states = {state.name: state for state in self.writer.jobs()}
+            self.states = StateTable(self.writer.jobs(), wake_key=self._wake_key)
             self.desired = dict(desired)
             self.clear_markers(now, older_than=None)
             changes = self._apply_locked(desired, now)
@@ -151,6 +153,7 @@ class Service(RunnerMixin):
             else:
                 self.states[name] = state
         self.desired = dict(desired)
+        self.states.reindex_all()  # which jobs are desired may have changed
         self.sink.reconciled([c for c in changes if c.kind != "unchanged"], now)
         return changes
 
@@ -197,6 +200,7 @@ class Service(RunnerMixin):
             if index >= self.config.catchup_burst:
                 waves = index - self.config.catchup_burst + 1
                 self.hold_until[name] = now + waves * self.config.catchup_spacing
+                self.states.reindex(name)
 
     # ---- ticks -----------------------------------------------------------------------------
 
@@ -206,21 +210,32 @@ class Service(RunnerMixin):
             if not self.accepting:
                 return
             now = self.now()
-            self.clear_markers(now, older_than=self.config.stuck_after)
-            self._retry_schedule_errors(now)
+            self.clear_stuck(now)
             started: list[tuple[Due, RunRecord]] = []
             staged: dict[str, JobState] = {}
             skips: list[SkipRecord] = []
+            waiting: list[str] = []
             with self.writer.transaction() as tx:
-                for name in self._due_names(now):
+                # In order of due time, while a run slot is free: with every slot taken the
+                # rest stay indexed (not re-examined per finished run) until one frees.
+                while self.in_flight + len(started) < self.config.max_concurrent_runs:
+                    name = self.states.pop_next_due(now)
+                    if name is None:
+                        break
+                    if self.states[name].schedule_errors:
+                        self._retry_schedule_errors(tx, now, name)
+                        continue
                     decision = resolve_due(self.desired[name], self.states[name], now,
                                            self._activity(name))
-                    if decision is None or decision.wait:
+                    if decision is None or decision.wait or (
+                            decision.start and not self._has_capacity(len(started), decision)):
+                        waiting.append(name)  # still due; looked at again on the next tick
                         continue
-                    if decision.start and not self._has_capacity(len(started), decision):
-                        continue  # waits, in order of due time, for a free slot
                     staged[name] = self._commit(tx, decision, now, skips, started)
             self.states.update(staged)
+            for name in waiting:
+                self.states.reindex(name)
+            self._wake_at = self.states.next_wake()
         for skip in skips:
             self.sink.skipped(skip)
         alerts, self.pending_alerts = self.pending_alerts, []
@@ -229,16 +244,16 @@ class Service(RunnerMixin):
         for _, record in started:
             self.launch(record)
 
-    def _due_names(self, now: float) -> list[str]:
-        due = []
-        for name, state in self.states.items():
-            effective = state.next_effective_at
-            if effective is None or effective > now or name not in self.desired:
-                continue
-            if self.hold_until.get(name, 0.0) > now:
-                continue
-            due.append((effective, name))
-        return [name for _, name in sorted(due)]
+    def _wake_key(self, name: str, state: JobState) -> float | None:
+        """When the timer must look at this job next; None: never (disabled, not desired,
+        nothing pending). A job whose schedule could not be computed is retried every tick."""
+        if state.disabled or name not in self.desired:
+            return None
+        if state.schedule_errors:
+            return float("-inf")
+        if state.next_effective_at is None:
+            return None
+        return max(state.next_effective_at, self.hold_until.get(name, float("-inf")))
 
     def _activity(self, name: str) -> Activity:
         flights = [f for f in self.flights.get(name, []) if not f.superseded]
@@ -286,20 +301,17 @@ class Service(RunnerMixin):
         return RunRecord(run_id(key, due.attempt), key, due.name, due.fire.nominal, now,
                          attempt=due.attempt, trigger=due.trigger)
 
-    def _retry_schedule_errors(self, now: float) -> None:
-        broken = [name for name, state in self.states.items()
-                  if state.schedule_errors and not state.disabled and name in self.desired]
-        for name in broken:
-            before = self.states[name]
-            state = compute_pending(self.desired[name], before, now)
-            with self.writer.transaction() as tx:
-                tx.put_job(state)
-                if state.disabled and not before.disabled:
-                    self.enqueue_alert(tx, Alert(name, now, "auto-disabled",
-                                                 f"{name} disabled: {state.disabled_reason}"),
-                                       state)
-            self.states[name] = state
-            self.on_schedule_checked(before, state, now)
+    def _retry_schedule_errors(self, tx: WriteTx, now: float, name: str) -> None:
+        """A job whose next fire could not be computed is retried on every tick; the third
+        failure in a row disables it with an alert (core.plan.schedule_failed)."""
+        before = self.states[name]
+        state = compute_pending(self.desired[name], before, now)
+        tx.put_job(state)
+        if state.disabled and not before.disabled:
+            self.enqueue_alert(tx, Alert(name, now, "auto-disabled",
+                                         f"{name} disabled: {state.disabled_reason}"), state)
+        self.states[name] = state
+        self.on_schedule_checked(before, state, now)
 
     # ---- manual triggers -------------------------------------------------------------------
 
@@ -354,7 +366,7 @@ class Service(RunnerMixin):
         while not stop.is_set():
             self.wake.clear()
             await self.tick()
-            delay = self.next_delay()
+            delay = self._delay(self._wake_at)
             stopper = asyncio.ensure_future(stop.wait())
             waker = asyncio.ensure_future(self.wake.wait())
             try:
@@ -365,16 +377,20 @@ class Service(RunnerMixin):
                 waker.cancel()
 
     def next_delay(self) -> float:
-        now = self.now()
+        """How long the timer would sleep now, computed from every job (the timer itself uses
+        what its last tick found, so an idle daemon does no O(jobs) work per wake-up)."""
         earliest: float | None = None
         for name, state in self.states.items():
             if state.disabled or state.next_effective_at is None or name not in self.desired:
                 continue
             at = max(state.next_effective_at, self.hold_until.get(name, 0.0))
             earliest = at if earliest is None else min(earliest, at)
+        return self._delay(earliest)
+
+    def _delay(self, earliest: float | None) -> float:
         if earliest is None:
             return self.config.max_timer_delay
-        delay = earliest - now
+        delay = earliest - self.now()
         if delay <= 0:
             return self.config.past_due_delay
         return min(delay, self.config.max_timer_delay)
