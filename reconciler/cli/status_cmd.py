@@ -10,6 +10,7 @@ from reconciler.cli.common import DEFAULT_SPECS, add_format, add_state, print_js
 from reconciler.core.timefmt import iso_utc
 from reconciler.errors import UsageError
 from reconciler.model.job import ScheduledJob
+from reconciler.model.state import RunRecord
 from reconciler.runtime.sourcestatus import read_source_status
 from reconciler.runtime.views import history_run_json, skip_json, status_json
 from reconciler.sources.loader import load_paths
@@ -42,15 +43,20 @@ def _specs_by_name(path: str) -> dict[str, ScheduledJob]:
     return {job.name: job for job in load_paths([path]).jobs}
 
 
+def _last_finished(reader: StateReader, job: str) -> RunRecord | None:
+    return next((run for run in reader.runs(job, limit=3) if run.status is not None), None)
+
+
 def run_status(args: argparse.Namespace) -> int:
     specs = _specs_by_name(args.specs)
     with StateReader.open(args.state) as reader:
         states = reader.jobs()
-    if args.job is not None:
-        states = [s for s in states if s.name == args.job]
-        if not states:
-            raise UsageError(f"no job named {args.job!r} in the state at {args.state}")
-    rows = [status_json(state, specs.get(state.name)) for state in states]
+        if args.job is not None:
+            states = [s for s in states if s.name == args.job]
+            if not states:
+                raise UsageError(f"no job named {args.job!r} in the state at {args.state}")
+        rows = [status_json(state, specs.get(state.name), _last_finished(reader, state.name))
+                for state in states]
     source = read_source_status(args.state)
     stalled = (source or {}).get("stalled", {})
     for row in rows:

@@ -18,7 +18,9 @@ from reconciler.model.job import ScheduledJob
 from reconciler.model.state import JobState, RunRecord, SkipRecord
 
 
-def status_json(state: JobState, spec: ScheduledJob | None) -> dict[str, Any]:
+def status_json(state: JobState, spec: ScheduledJob | None,
+                last_run: RunRecord | None = None) -> dict[str, Any]:
+    """A job's status; with ``last_run`` (its newest finished run) also that run's delivery."""
     running = None
     if state.running is not None:
         running = {"runId": state.running.run_id, "since": iso_utc(state.running.started_at),
@@ -39,6 +41,7 @@ def status_json(state: JobState, spec: ScheduledJob | None) -> dict[str, Any]:
         "disabledReason": state.disabled_reason,
         "sourceRevision": state.source_revision,
         "inSpecs": spec is not None,
+        "lastDelivery": None if last_run is None else last_run.delivery_status,
     }
 
 

@@ -36,9 +36,17 @@ def test_http_and_message_examples_run_and_deliver(tmp_path: Path) -> None:
                 assert runs[0]["trigger"] == "manual"
             wait_for(lambda: any(r.path == "/discord" for r in receiver.requests), 15,
                      "the message to reach its channel")
-        health = next(r for r in receiver.requests if r.path == "/health")
-        assert health.header("Authorization") == "t0ken"
-        assert health.query == {"probe": ["local-health-check"]}
+            # Status and history show the run's delivery, as delivered once acknowledged.
+            wait_for(lambda: cli_json("history", "friday-deploy-freeze", "--state", str(state))
+                     ["runs"][0]["delivery"] == "delivered", 10, "the delivery recorded")
+            status = cli_json("status", "friday-deploy-freeze", "--state", str(state),
+                              "--specs", str(specs))
+            assert status["jobs"][0]["lastDelivery"] == "delivered"
+            health = cli_json("history", "local-health-check", "--state", str(state))
+            assert health["runs"][0]["delivery"] == "not-requested"
+        call = next(r for r in receiver.requests if r.path == "/health")
+        assert call.header("Authorization") == "t0ken"
+        assert call.query == {"probe": ["local-health-check"]}
         message = next(r for r in receiver.requests if r.path == "/discord")
         assert "Deploy freeze starts now" in message.json()["content"]
         assert message.header("Idempotency-Key")
