@@ -36,6 +36,20 @@ def _saved(results: dict[str, Any]) -> dict[str, Any]:
     return saved
 
 
+def _merge(blocks: list[tuple[str, list[str]]], header: list[str], results: dict[str, Any],
+           wanted: list[str], took: float) -> tuple[list[Any], list[str], dict[str, Any]]:
+    """A partial run (``--only``) replaces its scenarios in the saved full run, says so."""
+    saved = json.loads(LAST_RUN.read_text())
+    fresh = dict(blocks)
+    merged_blocks = [(name, fresh.get(name, body)) for name, body in saved["blocks"]]
+    merged_blocks += [(name, body) for name, body in blocks if name not in dict(saved["blocks"])]
+    merged = {**_results_of(saved["results"]), **results}
+    note = (f"{', '.join(wanted)} rerun alone {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC "
+            f"(`.venv/bin/python -m bench --only {','.join(wanted)}`, {took / 60:.1f} min).")
+    kept = [line for line in saved["header"] if not line.startswith(f"{','.join(wanted)} ")]
+    return merged_blocks, [*kept, "", note], merged
+
+
 def _results_of(saved: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name, value in saved.items():
@@ -133,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC in {took / 60:.1f} min on "
               f"{machine()}; {versions()}. The machine is shared: compare within a table, "
               "read the per-repetition ratios, not absolute figures."]
+    if set(wanted) < set(SCENARIOS) and LAST_RUN.exists() and not (args.quick or args.no_write):
+        blocks, header, results = _merge(blocks, header, results, wanted, took)
     text = report.section(blocks, header, results)
     if args.no_write:
         print(text)

@@ -139,10 +139,10 @@ def markdown(rounds: Rounds, jobs: int, command: str) -> list[str]:
         lines.append("- reconciler / aps-sqlite first tick per repetition: "
                      + ", ".join(f"{x:.1f}x" for x in ratios) + ".")
     if "aps-sqlite" in rounds.contenders:
-        lines.append("- APScheduler's first pass handles every job that came due since the "
-                     "fixture was written (a run, or a drop past the 1 s grace), updating each "
-                     "job's row in its own transaction; how many came due depends on the "
-                     "minute a repetition starts, hence its spread.")
+        lines.append("- APScheduler loads no job up front: its first pass asks the store for "
+                     "due jobs only. A job that came due since the fixture was written costs it "
+                     "an update in its own transaction (the fixture's schedules make those "
+                     "rare; see the notes below).")
     if "reconciler" in rounds.contenders:
         run0 = rounds.runs["reconciler"][0]
         lines.append(f"- reconciler's first tick started {run0['runs_at_first_tick']} runs "
