@@ -90,8 +90,10 @@ def markdown(outcome: FireOutcome, command: str) -> list[str]:
                   f"{_fmt_ms(rounds.median('reconciler', 'decision_p50'))} ms, p99 "
                   f"{_fmt_ms(rounds.median('reconciler', 'decision_p99'))} ms; "
                   f"runs started in the window per repetition: {started}."]
-    lines.append("- *slots not run*: scheduled in the window, never started (APScheduler: "
-                 "dropped as missed; reconciler: recorded as skipped by the `latest` catch-up).")
+    lines.append("- *slots not run*: APScheduler: runs dropped as missed; it coalesces, so "
+                 "that is one per job and pass however many slots the job skipped. "
+                 "Reconciler: slots in the window recorded as skipped by the `latest` "
+                 "catch-up.")
     for peer in ("aps-memory", "aps-sqlite"):
         if peer in rounds.contenders and "reconciler" in rounds.contenders:
             if not rounds.median(peer, "runs_in_window"):

@@ -44,7 +44,9 @@ def plot(outcome: FireOutcome, directory: Path = PLOTS) -> Path | None:
         axes.plot(ordered, fraction, label=f"{name} (n={len(ordered):,})",
                   color=COLOURS.get(name))
     axes.set_xscale("log")
-    axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    axes.xaxis.set_major_formatter(plain)
+    axes.xaxis.set_minor_formatter(plain)
     axes.set_xlabel("lateness: run body start - scheduled time (ms, log scale)")
     axes.set_ylabel("fraction of runs")
     axes.set_title(f"{outcome.scenario}: {outcome.jobs:,} jobs every second "
