@@ -58,6 +58,9 @@ class Daemon:
 
     async def serve(self) -> int:
         settings = self.settings
+        if settings.http:
+            parse_listen(settings.http)  # a bad address is a usage error before anything starts
+            read_token(settings)
         self._sync_git()
         writer = StateWriter.open(settings.state, now=self.clock.now())
         try:

@@ -192,3 +192,23 @@ def test_git_url_clones_and_fast_forwards_the_specs(tmp_path: Path) -> None:
         status = _status(state, checkout)
         assert status["source"]["revision"] == pushed
         assert status["jobs"][0]["sourceRevision"] == pushed
+
+
+def test_bad_settings_are_usage_errors_before_anything_starts(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    specs, state = tmp_path / "specs", tmp_path / "state"
+    specs.mkdir()
+    for extra, code, words in [
+        (["--http", "nope:x"], 2, "invalid listen address"),
+        (["--max-concurrent-runs", "0"], 2, "must be at least 1"),
+        (["--shutdown-grace", "soon"], 2, "invalid duration"),
+        (["--specs", str(tmp_path / "missing")], 1, "does not exist"),
+    ]:
+        argv = [sys.executable, "-m", "reconciler", "run", "--specs", str(specs),
+                "--state", str(state), *extra]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert done.returncode == code, done.stderr
+        assert words in done.stderr and "Traceback" not in done.stderr
+    assert not (state / "control.sock").exists()
