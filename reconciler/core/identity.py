@@ -39,9 +39,16 @@ def _canonical(value: Any) -> str:
 
 def spec_hash(job: ScheduledJob) -> str:
     """Changes whenever anything in the job's spec changes."""
-    return _digest(_canonical(job.spec.model_dump(mode="json", by_alias=True)))[:16]
+    return spec_hashes(job)[0]
 
 
 def schedule_hash(job: ScheduledJob) -> str:
     """Changes only when the schedule itself changes; other edits keep the pending fire."""
-    return _digest(_canonical(job.spec.schedule.model_dump(mode="json", by_alias=True)))[:16]
+    return spec_hashes(job)[1]
+
+
+def spec_hashes(job: ScheduledJob) -> tuple[str, str]:
+    """``(spec_hash, schedule_hash)`` from one dump of the spec (a daemon start hashes every
+    job)."""
+    dumped = job.spec.model_dump(mode="json", by_alias=True)
+    return _digest(_canonical(dumped))[:16], _digest(_canonical(dumped["schedule"]))[:16]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reconciler.core.identity import schedule_hash, spec_hash
+from reconciler.core.identity import spec_hashes
 from reconciler.core.schedule import Fire, ScheduleState
 from reconciler.model.job import ScheduledJob
 from reconciler.model.state import JobState, evolve
@@ -21,7 +21,7 @@ class DesiredJob:
 
     @classmethod
     def of(cls, spec: ScheduledJob, source_revision: str | None = None) -> DesiredJob:
-        return cls(spec, spec_hash(spec), schedule_hash(spec), source_revision)
+        return cls(spec, *spec_hashes(spec), source_revision)
 
     @property
     def name(self) -> str:

@@ -63,10 +63,11 @@ def _ours(document: Document) -> bool:
 
 def _job_spec(document: Document) -> Document | None:
     """The ``spec`` mapping of one of our ScheduledJobs, else None."""
+    if document.get("kind") != "ScheduledJob" or not _ours(document):
+        return None
     spec = document.get("spec")
-    if _ours(document) and document.get("kind") == "ScheduledJob" and isinstance(
-        spec, MutableMapping
-    ):
+    # A plain dict first: the ABC check costs more, and the loader calls this per step.
+    if type(spec) is dict or isinstance(spec, MutableMapping):
         return spec
     return None
 
