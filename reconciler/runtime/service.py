@@ -232,6 +232,15 @@ class Service(RunnerMixin):
                         waiting.append(name)  # still due; looked at again on the next tick
                         continue
                     staged[name] = self._commit(tx, decision, now, skips, started)
+                # Jobs with a run in flight never wait for a slot: their due slot is skipped
+                # (Forbid, Allow at its limit) or replaces the run (Replace, which frees one).
+                for name in self._running_and_due(now, staged, waiting):
+                    decision = resolve_due(self.desired[name], self.states[name], now,
+                                           self._activity(name))
+                    if decision is None or decision.wait or (
+                            decision.start and not self._has_capacity(len(started), decision)):
+                        continue
+                    staged[name] = self._commit(tx, decision, now, skips, started)
             self.states.update(staged)
             for name in waiting:
                 self.states.reindex(name)
@@ -254,6 +263,23 @@ class Service(RunnerMixin):
         if state.next_effective_at is None:
             return None
         return max(state.next_effective_at, self.hold_until.get(name, float("-inf")))
+
+    def _running_and_due(self, now: float, *handled: Mapping[str, object] | list[str]
+                         ) -> list[str]:
+        """Jobs with a run in flight whose pending fire has come (looked at directly: the
+        slot loop stops when every run slot is taken)."""
+        due = []
+        for name in list(self.flights):
+            state = self.states.get(name)
+            if state is None or name not in self.desired or state.disabled:
+                continue
+            if any(name in seen for seen in handled):
+                continue
+            effective = state.next_effective_at
+            if effective is not None and effective <= now \
+                    and self.hold_until.get(name, float("-inf")) <= now:
+                due.append((effective, name))
+        return [name for _, name in sorted(due)]
 
     def _activity(self, name: str) -> Activity:
         flights = [f for f in self.flights.get(name, []) if not f.superseded]

@@ -331,3 +331,28 @@ def test_results_and_alerts_are_written_to_the_outbox_with_the_run(tmp_path: Pat
             assert result.idempotency_key == ok_run.run_id
 
     run_virtual(scenario())
+
+
+def test_replace_still_interrupts_when_every_run_slot_is_taken(tmp_path: Path) -> None:
+    newest = job("newest", {"every": "1m", "anchor": "2026-01-05T08:00:00Z"},
+                 concurrencyPolicy="Replace")
+    slow = [ScriptedOutcome(duration=timedelta(minutes=5)) for _ in range(3)]
+    sink = _run_for(tmp_path, jobs(newest), at("2026-01-05T09:00:30"),
+                    at("2026-01-05T09:02:30"), ScriptedExecutor({"newest": slow}),
+                    ServiceConfig(max_concurrent_runs=1))
+    base = at("2026-01-05T09:00:00")
+    # One slot, held by the 09:01 run: the 09:02 slot still replaces it.
+    assert [(r.scheduled_at - base, r.status) for r in sink.finished] == [(60, "interrupted")]
+    assert [r.scheduled_at - base for r in sink.started] == [60, 120]
+
+
+def test_forbid_overlap_is_recorded_when_every_run_slot_is_taken(tmp_path: Path) -> None:
+    busy = job("busy", {"every": "1m", "anchor": "2026-01-05T08:00:00Z"})
+    sink = _run_for(tmp_path, jobs(busy), at("2026-01-05T09:00:30"),
+                    at("2026-01-05T09:03:30"),
+                    ScriptedExecutor({"busy": [ScriptedOutcome(duration=timedelta(minutes=10))]}),
+                    ServiceConfig(max_concurrent_runs=1))
+    base = at("2026-01-05T09:00:00")
+    assert [(s.scheduled_at - base, s.reason) for s in sink.skips] == [
+        (120, "overlap"), (180, "overlap")]
+    assert [s.recorded_at - base for s in sink.skips] == [120, 180]  # on time, not later
