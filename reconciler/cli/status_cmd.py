@@ -73,12 +73,12 @@ def run_status(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no jobs in the state at {args.state}")
         return 0
-    print(f"{'JOB':<28} {'NEXT RUN':<22} {'LAST RUN':<22} {'LAST':<11} {'FAILS':>5}  STATE")
+    print(f"{'JOB':<28} {'NEXT RUN':<24} {'LAST RUN':<24} {'LAST':<11} {'FAILS':>5}  STATE")
     for row in rows:
         flags = [flag for flag, on in (("running", row["running"]),
                                        ("suspended", row["suspended"]),
                                        ("disabled", row["disabled"])) if on]
-        print(f"{row['name']:<28} {row['nextRunAt'] or '-':<22} {row['lastRunAt'] or '-':<22} "
+        print(f"{row['name']:<28} {row['nextRunAt'] or '-':<24} {row['lastRunAt'] or '-':<24} "
               f"{row['lastStatus'] or '-':<11} {row['consecutiveErrors']:>5}  "
               f"{','.join(flags) or 'idle'}")
         if row["specError"]:

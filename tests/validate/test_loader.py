@@ -163,3 +163,15 @@ def test_horizon_flag_takes_a_duration(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["validate", str(tmp_path), "--horizon", "30d"]) == 1
     assert main(["validate", str(tmp_path), "--horizon", "10 days"]) == 2
     assert "invalid duration" in capsys.readouterr().err
+
+
+def test_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    for index in range(300):
+        write(tmp_path / f"j{index}.yaml", JOB.format(name=f"j{index}"))
+    # `reconciler next ... | head -1`: the reader leaves long before the output ends.
+    command = (f"{sys.executable} -m reconciler next {tmp_path} --count 50 | head -1")
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() and "Traceback" not in done.stderr, done.stderr
