@@ -209,10 +209,8 @@ class RunnerMixin:
                 merged = evolve(merged, last_alert_at=decision.last_alert_at)
                 self.enqueue_alert(tx, Alert(name, outcome.finished_at, decision.kind,
                                              decision.message), merged)
-            if merge.disabled_now:
-                self.enqueue_alert(tx, Alert(name, outcome.finished_at, "auto-disabled",
-                                             f"{name} disabled: {merged.disabled_reason}"),
-                                   merged)
+            disabled = self.disabled_alert(tx, merged, outcome.finished_at) \
+                if merge.disabled_now else None
             if _done_and_deleted(desired, outcome):
                 tx.finish_run(finish)
                 tx.delete_job(name)
@@ -225,7 +223,8 @@ class RunnerMixin:
                 if decision is not None:
                     self.sink.alert(Alert(name, outcome.finished_at, decision.kind,
                                           decision.message))
-                self.on_finished(desired, state, merged, outcome, merge.disabled_now)
+                if disabled is not None:
+                    self.sink.alert(disabled)
 
         def effect() -> None:
             self.sink.run_finished(finished)
@@ -251,12 +250,6 @@ class RunnerMixin:
         self.queued_manual.discard(name)
         if name in self.desired and name in self.states and self.accepting:
             self.launch(self._manual_record(name))
-
-    def on_finished(self, desired: DesiredJob, before: JobState, after: JobState,
-                    outcome: Outcome, disabled_now: bool) -> None:
-        if disabled_now:
-            self.sink.alert(Alert(after.name, outcome.finished_at, "auto-disabled",
-                                  f"{after.name} disabled: {after.disabled_reason}"))
 
     def _with_deliveries(self, desired: DesiredJob, finished: RunRecord,
                          result: RunResult | None, finish: RunFinish
@@ -294,11 +287,13 @@ class RunnerMixin:
             tx.enqueue(entry)
             self.outbox_wake.set()
 
-    def on_schedule_checked(self, before: JobState, after: JobState, now: float
-                            ) -> None:
-        if after.disabled and not before.disabled:
-            self.sink.alert(Alert(after.name, now, "auto-disabled",
-                                  f"{after.name} disabled: {after.disabled_reason}"))
+    def disabled_alert(self, tx: WriteTx, state: JobState, at: float) -> Alert:
+        """A job was just disabled: the ``auto-disabled`` alert, enqueued in ``tx`` (the
+        caller emits it to the sink once ``tx`` has committed)."""
+        alert = Alert(state.name, at, "auto-disabled",
+                      f"{state.name} disabled: {state.disabled_reason}")
+        self.enqueue_alert(tx, alert, state)
+        return alert
 
     # ---- stale and stuck runs, shutdown ----------------------------------------------------
 
@@ -312,22 +307,12 @@ class RunnerMixin:
                     text = format_duration(timedelta(seconds=limit))
                     self.supersede_one(flight, f"interrupted: stuck for more than {text}")
 
-    def clear_markers(self, now: float, older_than: float | None) -> None:
-        """Runs whose marker no live flight owns (a crash) or that run past ``older_than``
-        seconds (stuck) are recorded ``interrupted``; they count as transient failures."""
+    def clear_orphaned_markers(self, now: float) -> None:
+        """At start no run is ours: every run still marked running was cut by a previous
+        process and is recorded ``interrupted`` (a transient failure)."""
         for name, state in list(self.states.items()):
-            marker = state.running
-            if marker is None:
-                continue
-            mine = [f for f in self.flights.get(name, []) if f.record.run_id == marker.run_id]
-            if older_than is not None and now - marker.started_at <= older_than:
-                continue
-            if not mine:
-                self._record_interrupted(name, state, marker, now)
-            elif older_than is not None:
-                limit = format_duration(timedelta(seconds=older_than))
-                for flight in mine:
-                    self.supersede_one(flight, f"interrupted: stuck for more than {limit}")
+            if state.running is not None:
+                self._record_interrupted(name, state, state.running, now)
 
     def supersede_one(self, flight: Flight, reason: str) -> None:
         if flight.task is not None and not flight.task.done() and flight.executing:

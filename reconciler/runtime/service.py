@@ -113,7 +113,7 @@ class Service(RunnerMixin):
             self._set_channels(channels)
             self.states = StateTable(self.writer.jobs(), wake_key=self._wake_key)
             self.desired = dict(desired)
-            self.clear_markers(now, older_than=None)
+            self.clear_orphaned_markers(now)
             changes = self._apply_locked(desired, now)
             self._plan_startup(now)
             self.ready = True
@@ -334,10 +334,8 @@ class Service(RunnerMixin):
         state = compute_pending(self.desired[name], before, now)
         tx.put_job(state)
         if state.disabled and not before.disabled:
-            self.enqueue_alert(tx, Alert(name, now, "auto-disabled",
-                                         f"{name} disabled: {state.disabled_reason}"), state)
+            self.pending_alerts.append(self.disabled_alert(tx, state, now))
         self.states[name] = state
-        self.on_schedule_checked(before, state, now)
 
     # ---- manual triggers -------------------------------------------------------------------
 
@@ -405,13 +403,8 @@ class Service(RunnerMixin):
     def next_delay(self) -> float:
         """How long the timer would sleep now, computed from every job (the timer itself uses
         what its last tick found, so an idle daemon does no O(jobs) work per wake-up)."""
-        earliest: float | None = None
-        for name, state in self.states.items():
-            if state.disabled or state.next_effective_at is None or name not in self.desired:
-                continue
-            at = max(state.next_effective_at, self.hold_until.get(name, 0.0))
-            earliest = at if earliest is None else min(earliest, at)
-        return self._delay(earliest)
+        keys = (self._wake_key(name, state) for name, state in self.states.items())
+        return self._delay(min((key for key in keys if key is not None), default=None))
 
     def _delay(self, earliest: float | None) -> float:
         if earliest is None:
