@@ -11,8 +11,10 @@ from reconciler.cli.specs import load_specs
 from reconciler.core.timefmt import iso_local, iso_utc, parse_instant
 from reconciler.errors import SpecError, UsageError
 from reconciler.executors.scripted import parse_outcomes
-from reconciler.model.state import JobState, RunRecord
+from reconciler.model.job import ScheduledJob
+from reconciler.model.state import RunRecord
 from reconciler.runtime.simulate import SimReport, Simulation, parse_events, run_simulation
+from reconciler.runtime.views import history_run_json, status_json
 from reconciler.sources.yamlio import load_documents
 
 
@@ -69,8 +71,7 @@ def run(args: argparse.Namespace) -> int:
         load_specs=lambda path: load_specs([str(base / path)], now=start),
     )
     report = run_simulation(simulation)
-    zones = {name: job.spec.spec.schedule.timezone for name, job in desired.items()}
-    payload = report_json(report, zones)
+    payload = report_json(report, {name: job.spec for name, job in desired.items()})
     if args.format == "json":
         print_json(payload)
     else:
@@ -78,39 +79,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_json(run: RunRecord, status: str | None = None, zone: str = "UTC") -> dict[str, Any]:
-    return {
-        "job": run.job,
-        "runId": run.run_id,
-        "occurrence": run.occurrence_key,
-        "scheduledAt": iso_utc(run.scheduled_at),
-        "scheduledLocal": None if run.scheduled_at is None else iso_local(run.scheduled_at, zone),
-        "startedAt": iso_utc(run.started_at),
-        "finishedAt": iso_utc(run.finished_at),
-        "status": status or run.status,
-        "attempt": run.attempt,
-        "trigger": run.trigger,
-        "error": run.error,
-    }
+def run_json(run: RunRecord, zone: str = "UTC") -> dict[str, Any]:
+    """A run as history shows it, plus its job and its slot in the job's zone; a run still
+    going at --until has status ``running``."""
+    local = None if run.scheduled_at is None else iso_local(run.scheduled_at, zone)
+    return {"job": run.job, **history_run_json(run), "scheduledLocal": local}
 
 
-def job_json(state: JobState) -> dict[str, Any]:
-    return {
-        "nextRunAt": iso_utc(state.next_effective_at),
-        "nextNominalAt": iso_utc(state.next_nominal_at),
-        "lastRunAt": iso_utc(state.last_started_at),
-        "lastStatus": state.last_status,
-        "consecutiveErrors": state.consecutive_errors,
-        "suspended": state.suspended_since is not None,
-        "disabled": state.disabled,
-        "disabledReason": state.disabled_reason,
-    }
-
-
-def report_json(report: SimReport, zones: dict[str, str]) -> dict[str, Any]:
+def report_json(report: SimReport, specs: dict[str, ScheduledJob]) -> dict[str, Any]:
+    zones = {name: spec.spec.schedule.timezone for name, spec in specs.items()}
     sink = report.sink
-    runs = [run_json(run, zone=zones.get(run.job, "UTC")) for run in sink.finished]
-    runs += [run_json(run, "running", zones.get(run.job, "UTC")) for run in report.in_flight]
+    runs = [run_json(run, zones.get(run.job, "UTC"))
+            for run in [*sink.finished, *report.in_flight]]
     runs.sort(key=lambda run: (run["startedAt"], run["job"]))
     return {
         "runs": runs,
@@ -121,7 +101,8 @@ def report_json(report: SimReport, zones: dict[str, str]) -> dict[str, Any]:
                    for a in sink.alerts],
         "deliveries": list(sink.deliveries),
         "triggers": report.trigger_results,
-        "final": {"jobs": {name: job_json(state) for name, state in sorted(report.final.items())}},
+        "final": {"jobs": {name: status_json(state, specs.get(name))
+                           for name, state in sorted(report.final.items())}},
     }
 
 
