@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from reconciler.model.timestamp import parse_timestamp
+
 
 def iso_utc(instant: float | None) -> str | None:
     """``2026-03-29T01:00:00Z``; milliseconds only when the instant has them."""
@@ -22,16 +24,6 @@ def iso_local(instant: float, zone: str) -> str:
 
 
 def parse_instant(text: str) -> float:
-    """An ISO-8601 time (no offset = UTC) or a date (midnight UTC) as a UTC epoch.
-
-    Raises ``ValueError`` with the accepted form."""
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(
-            f"invalid time {text!r}: use ISO-8601 such as 2026-03-29T09:00:00Z, "
-            "2026-03-29T09:00:00+08:00 or 2026-03-29"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    """An ISO-8601 time (no offset = UTC) or a date (midnight UTC) as a UTC epoch, read the
+    way specs read times; raises ``ValueError`` with the accepted form."""
+    return parse_timestamp(text).timestamp()
