@@ -160,13 +160,17 @@ class RunnerMixin:
 
     def _context(self, desired: DesiredJob, record: RunRecord, timeout: float | None
                  ) -> RunContext:
+        return RunContext(desired.spec, record.run_id, record.occurrence_key,
+                          record.scheduled_at, record.started_at, record.attempt,
+                          record.trigger, timeout, self._memory(record))
+
+    def _memory(self, record: RunRecord) -> Callable[[int], tuple[RunRecord, ...]]:
+        """The job's runs before ``record``, newest first, loaded only when asked for."""
         def memory(count: int) -> tuple[RunRecord, ...]:
             runs = self.writer.runs(record.job, limit=count + 1, before=record.started_at)
             return tuple(run for run in runs if run.run_id != record.run_id)[:count]
 
-        return RunContext(desired.spec, record.run_id, record.occurrence_key,
-                          record.scheduled_at, record.started_at, record.attempt,
-                          record.trigger, timeout, memory)
+        return memory
 
     def land(self, batch: list[Landing]) -> None:
         """Phase 3 for a batch of runs, in one transaction; events follow the commit."""
@@ -255,12 +259,9 @@ class RunnerMixin:
                          result: RunResult | None, finish: RunFinish
                          ) -> tuple[RunFinish, Callable[[], None]]:
         """The run's outbox entries go into its finish: one transaction (issue 9)."""
-        def memory(count: int) -> tuple[RunRecord, ...]:
-            runs = self.writer.runs(finished.job, limit=count + 1, before=finished.started_at)
-            return tuple(run for run in runs if run.run_id != finished.run_id)[:count]
-
         plan = plan_deliveries(desired.spec, self.channels, finished, result,
-                               staleness=self.config.delivery_staleness, memory=memory)
+                               staleness=self.config.delivery_staleness,
+                               memory=self._memory(finished))
 
         def announce() -> None:
             for entry in plan.deliveries:
