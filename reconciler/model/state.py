@@ -200,6 +200,8 @@ class RunStart:
     """Phase 1 of a run (DESIGN §3.4): the run exists and its job is marked running.
 
     ``pid`` and ``host`` name the process executing it; left None, the store records its own.
+    With ``job_state`` (the engine's state of the job, its marker naming this run) the job's row
+    is written whole in the same statement that marks it running.
     """
 
     run_id: str
@@ -211,11 +213,23 @@ class RunStart:
     trigger: Trigger = "schedule"
     pid: int | None = None
     host: str | None = None
+    job_state: JobState | None = None
+
+    @classmethod
+    def of(cls, record: RunRecord, job_state: JobState | None = None) -> RunStart:
+        """The start of ``record``, a run still in flight."""
+        return cls(record.run_id, record.job, record.occurrence_key, record.scheduled_at,
+                   record.started_at, record.attempt, record.trigger, job_state=job_state)
 
     def __post_init__(self) -> None:
         _check(self.trigger, TRIGGERS, "trigger")
         if self.attempt < 1:
             raise ValueError(f"attempt must be >= 1, got {self.attempt}")
+        if self.job_state is not None and (
+                self.job_state.name != self.job or self.job_state.running is None
+                or self.job_state.running.run_id != self.run_id):
+            raise ValueError(f"job_state of a start must be {self.job!r} marked running "
+                             f"{self.run_id!r}")
 
 
 @dataclass(frozen=True)

@@ -64,13 +64,16 @@ def job_from_row(row: sqlite3.Row | tuple[Any, ...]) -> JobState:
     )  # fmt: skip
 
 
-def job_to_row(job: JobState) -> tuple[Any, ...]:
+def job_to_row(job: JobState, pid: int | None = None, host: str | None = None
+               ) -> tuple[Any, ...]:
+    """The row of ``job``; ``pid`` and ``host`` fill its running marker's where it has none."""
     marker = job.running
     return (
         job.name, job.anchor, job.next_nominal_at, job.next_effective_at, job.last_started_at,
         job.last_finished_at, job.last_status, job.last_error, job.consecutive_errors,
         job.schedule_errors, marker and marker.run_id, marker and marker.started_at,
-        marker and marker.pid, marker and marker.host, job.last_alert_at, job.spec_hash,
+        marker and (marker.pid or pid), marker and (marker.host or host), job.last_alert_at,
+        job.spec_hash,
         job.source_revision, job.suspended_since, int(job.disabled), job.disabled_reason,
         job.first_reconciled_at, job.last_nominal_at, job.schedule_hash,
     )  # fmt: skip

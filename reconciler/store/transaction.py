@@ -8,6 +8,7 @@ whole if anything raised, so a batch (one engine tick) lands entirely or not at 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 
 from reconciler.errors import StateError
 from reconciler.model.state import (
@@ -36,7 +37,8 @@ _MARK_RUNNING = """
         running_started_at = excluded.running_started_at, running_pid = excluded.running_pid,
         running_host = excluded.running_host"""
 _LAST_RUN = """
-    UPDATE jobs SET last_started_at = ?, last_finished_at = ?, last_status = ?, last_error = ?,
+    UPDATE jobs SET last_started_at = (SELECT started_at FROM runs WHERE run_id = ?),
+        last_finished_at = ?, last_status = ?, last_error = ?,
         consecutive_errors = CASE WHEN ? = 'ok' THEN 0 ELSE consecutive_errors + 1 END
     WHERE name = ?"""
 _CLEAR_MARKER = """
@@ -87,39 +89,50 @@ class WriteTx:
             raise StateError(f"run {start.run_id} is already recorded") from exc
         pid = self._pid if start.pid is None else start.pid
         host = self._host if start.host is None else start.host
-        self._conn.execute(_MARK_RUNNING, (start.job, start.run_id, start.started_at, pid, host))
-        self._run_jobs.add(start.job)
+        if start.job_state is not None:
+            self._conn.execute(_UPSERT_JOB, job_to_row(start.job_state, pid, host))
+        else:
+            self._conn.execute(_MARK_RUNNING,
+                               (start.job, start.run_id, start.started_at, pid, host))
         self._saw(start.started_at)
 
     def finish_run(self, finish: RunFinish) -> None:
         """Phase 3: record the outcome, update the job, clear its marker, enqueue deliveries."""
+        error = excerpt(finish.error, ERROR_LIMIT)
+        delivery_status = finish.delivery_status or ("pending" if finish.deliveries else None)
+        # Only a run still in flight is updated; when none is, the SELECT says why.
+        updated = self._conn.execute(
+            "UPDATE runs SET finished_at = ?, status = ?, error = ?, error_class = ?, "
+            "summary = ?, delivery_status = ? WHERE run_id = ? AND job = ? AND status IS NULL",
+            (finish.finished_at, finish.status, error, finish.error_class,
+             excerpt(finish.summary, SUMMARY_LIMIT), delivery_status, finish.run_id,
+             finish.job),
+        ).rowcount  # fmt: skip
+        if updated != 1:
+            self._refuse_finish(finish)
+        state = finish.job_state
+        if state is not None:
+            if state.running is not None and state.running.run_id == finish.run_id:
+                state = replace(state, running=None)  # this run's marker goes with it
+            self.put_job(state)
+        else:
+            if finish.status != "skipped":
+                self._conn.execute(
+                    _LAST_RUN, (finish.run_id, finish.finished_at, finish.status, error,
+                                finish.status, finish.job))
+            self._conn.execute(_CLEAR_MARKER, (finish.job, finish.run_id))
+        for delivery in finish.deliveries:
+            self.enqueue(delivery)
+        self._run_jobs.add(finish.job)  # a finished run is what retention may prune
+        self._saw(finish.finished_at)
+
+    def _refuse_finish(self, finish: RunFinish) -> None:
         row = self._conn.execute(
-            "SELECT started_at, status FROM runs WHERE run_id = ? AND job = ?",
-            (finish.run_id, finish.job),
+            "SELECT status FROM runs WHERE run_id = ? AND job = ?", (finish.run_id, finish.job)
         ).fetchone()
         if row is None:
             raise StateError(f"run {finish.run_id} of job {finish.job} was never started")
-        if row[1] is not None:
-            raise StateError(f"run {finish.run_id} already finished with status {row[1]}")
-        error = excerpt(finish.error, ERROR_LIMIT)
-        delivery_status = finish.delivery_status or ("pending" if finish.deliveries else None)
-        self._conn.execute(
-            "UPDATE runs SET finished_at = ?, status = ?, error = ?, error_class = ?, "
-            "summary = ?, delivery_status = ? WHERE run_id = ?",
-            (finish.finished_at, finish.status, error, finish.error_class,
-             excerpt(finish.summary, SUMMARY_LIMIT), delivery_status, finish.run_id),
-        )  # fmt: skip
-        if finish.job_state is not None:
-            self.put_job(finish.job_state)
-        elif finish.status != "skipped":
-            self._conn.execute(
-                _LAST_RUN,
-                (row[0], finish.finished_at, finish.status, error, finish.status, finish.job),
-            )
-        self._conn.execute(_CLEAR_MARKER, (finish.job, finish.run_id))
-        for delivery in finish.deliveries:
-            self.enqueue(delivery)
-        self._saw(finish.finished_at)
+        raise StateError(f"run {finish.run_id} already finished with status {row[0]}")
 
     def record_skip(self, skip: SkipRecord) -> None:
         """Record an occurrence that did not run, with its reason."""

@@ -69,6 +69,16 @@ def test_count_limit_keeps_the_newest_runs_per_job(small: StateWriter) -> None:
     assert _count(small, "runs", "b") == 1
 
 
+def test_runs_are_pruned_when_they_finish_not_when_they_start(small: StateWriter) -> None:
+    for n in range(5):
+        _run(small, "a", n, T0 + n)
+    for n in range(5, 8):  # three more start: nothing is pruned while they are in flight
+        small.start_run(RunStart(f"a/{n}", "a", f"occ-a/{n}", T0 + n, T0 + n))
+    assert _count(small, "runs", "a") == 8
+    small.finish_run(RunFinish("a/5", "a", T0 + 9, "ok"))
+    assert _count(small, "runs", "a") == 6  # one batch of 2 beyond the newest 5
+
+
 def test_a_backlog_drains_a_bounded_batch_per_write(tmp_path: Path) -> None:
     with StateWriter.open(tmp_path, now=T0, retention=Retention(max_runs=1000)) as writer:
         for n in range(20):

@@ -214,3 +214,32 @@ def test_a_file_that_is_not_a_database_is_a_state_error_and_unlocks(tmp_path: Pa
     (tmp_path / "state.db").unlink()
     with StateWriter.open(tmp_path, now=T0) as writer:  # the failed open left no lock behind
         assert writer.jobs() == []
+
+
+def test_start_with_the_engines_job_state_writes_the_row_whole_with_this_process(
+        writer: StateWriter) -> None:
+    writer.put_job(JobState("a", anchor=T0, spec_hash="old"))
+    state = JobState("a", anchor=T0, next_nominal_at=T0 + 60, spec_hash="new",
+                     running=RunningMarker("r1", T0))
+    writer.start_run(_start("r1", job_state=state))
+    job = writer.job("a")
+    assert job == replace(state, running=RunningMarker("r1", T0, 99, "box"))
+    assert writer.run("r1") is not None and writer.run("r1").running  # type: ignore[union-attr]
+
+
+def test_a_start_whose_job_state_does_not_name_the_run_is_refused() -> None:
+    with pytest.raises(ValueError, match="marked running"):
+        _start("r1", job_state=JobState("a"))
+    with pytest.raises(ValueError, match="marked running"):
+        _start("r1", job_state=JobState("a", running=RunningMarker("r0", T0)))
+    with pytest.raises(ValueError, match="marked running"):
+        _start("r1", job_state=JobState("b", running=RunningMarker("r1", T0)))
+
+
+def test_finish_with_merged_state_keeps_another_runs_marker(writer: StateWriter) -> None:
+    writer.start_run(_start("r1"))
+    writer.start_run(_start("r2", at=T0 + 1))
+    merged = JobState("a", last_status="ok", running=RunningMarker("r2", T0 + 1, 99, "box"))
+    writer.finish_run(RunFinish("r1", "a", T0 + 2, "ok", job_state=merged))
+    job = writer.job("a")
+    assert job is not None and job.running == RunningMarker("r2", T0 + 1, 99, "box")
