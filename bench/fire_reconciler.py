@@ -19,7 +19,9 @@ from reconciler.clock import SystemClock
 from reconciler.core.jobview import DesiredJob
 from reconciler.executors.base import RunContext, RunResult
 from reconciler.model.job import ScheduledJob
+from reconciler.runtime import heap
 from reconciler.runtime.service import Service, ServiceConfig
+from reconciler.runtime.settings import Settings
 from reconciler.store import StateWriter
 
 
@@ -91,9 +93,12 @@ async def _fire(count: int, seconds: float, kind: str, state: str
     executor, sink = StampingNoOp(), CountingSink()
     with StateWriter.open(state, now=clock.now(), durable=True) as writer:
         # No concurrency cap below the job count: the scheduler, not a limit, is measured.
-        config = ServiceConfig(max_concurrent_runs=2 * count)
+        config = ServiceConfig(max_concurrent_runs=2 * count,
+                               arm_ahead=Settings().arm_ahead.total_seconds())  # the daemon's
         service = Service(writer, clock, executor, config, sink)
         await service.start(desired)
+        heap.tune_collector()  # as the daemon does after its start
+        heap.settle()
         stop = asyncio.Event()
         timer = asyncio.ensure_future(service.run_forever(stop))
         window = Window(seconds)

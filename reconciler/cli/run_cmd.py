@@ -19,6 +19,8 @@ _FLAGS: list[tuple[str, str]] = [
     ("--debounce", "quiet time that ends a burst of file events (default 1s)"),
     ("--max-concurrent-runs", "runs in flight at once, all jobs together (default 4)"),
     ("--stuck-after", "clear a run marked running for longer than this (default 2h)"),
+    ("--arm-ahead", "decide and record an on-time run this long before its slot, so it "
+                    "starts on the dot (default 500ms; 0 = at the slot)"),
     ("--git-url", "clone this repository into --specs and fast-forward it (system git)"),
     ("--git-ref", "branch to follow with --git-url (default main)"),
     ("--git-interval", "how often to fetch with --git-url (default 1m)"),

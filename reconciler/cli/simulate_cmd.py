@@ -32,6 +32,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--events", help="YAML/JSON list of {at, action, job?, specs?}")
     parser.add_argument("--state", help="start from a copy of this state directory (read-only)")
     parser.add_argument("--max-concurrent-runs", type=int, default=4)
+    parser.add_argument("--arm-ahead", default=None,
+                        help="decide on-time runs this long before their slot, as the daemon "
+                             "does (default: the daemon's, 500ms; 0 = at the slot)")
     add_format(parser)
     parser.set_defaults(handler=run)
 
@@ -41,6 +44,13 @@ def _instant(text: str, flag: str) -> float:
         return parse_instant(text)
     except ValueError as exc:
         raise UsageError(f"{flag}: {exc}") from exc
+
+
+def _arm_ahead(text: str | None) -> float:
+    from reconciler.runtime.settings import Settings, resolve_settings
+
+    settings = resolve_settings({"arm_ahead": text}, environ={}) if text else Settings()
+    return settings.arm_ahead.total_seconds()
 
 
 def _read_yaml(path: str, what: str) -> Any:
@@ -67,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
                                 else None),
         events=parse_events(_read_yaml(args.events, "events") if args.events else None),
         state_from=args.state,
-        config=ServiceConfig(max_concurrent_runs=args.max_concurrent_runs),
+        config=ServiceConfig(max_concurrent_runs=args.max_concurrent_runs,
+                             arm_ahead=_arm_ahead(args.arm_ahead)),
         load_specs=lambda path: load_specs([str(base / path)], now=start),
     )
     report = run_simulation(simulation)

@@ -64,11 +64,17 @@ class StateTable(dict[str, JobState]):
     def pop_next_due(self, now: float) -> str | None:
         """The job whose wake-up came first, if any has come; it leaves the index (a job that
         stays due must be re-indexed by its caller)."""
-        while self._heap and self._heap[0][0] <= now:
+        popped = self.pop_next(now)
+        return None if popped is None else popped[1]
+
+    def pop_next(self, limit: float) -> tuple[float, str] | None:
+        """``(wake-up, job)`` of the earliest job waking at or before ``limit``; it leaves the
+        index, as with ``pop_next_due``."""
+        while self._heap and self._heap[0][0] <= limit:
             key, name = heapq.heappop(self._heap)
             if self._keys.get(name) == key:
                 del self._keys[name]
-                return name
+                return key, name
         return None
 
     def next_wake(self) -> float | None:

@@ -30,8 +30,8 @@ from starlette.routing import Route
 from reconciler.core.jobview import DesiredJob
 from reconciler.errors import ReconcilerError, UsageError
 from reconciler.model.state import JobState, RunRecord, SkipRecord
+from reconciler.runtime.manual import TriggerResult
 from reconciler.runtime.metrics import CONTENT_TYPE, MetricsSink, StateSource
-from reconciler.runtime.service import TriggerResult
 from reconciler.runtime.views import (
     fire_json,
     history_run_json,

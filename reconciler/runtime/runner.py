@@ -24,6 +24,7 @@ from reconciler.model.channel import ChannelSpec
 from reconciler.model.duration import format_duration
 from reconciler.model.enums import ErrorClass
 from reconciler.model.state import JobState, RunFinish, RunningMarker, RunRecord, evolve
+from reconciler.runtime.deadlines import Deadlines
 from reconciler.runtime.events import Alert
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def _nothing() -> None:
     return None
 
 
-@dataclass
+@dataclass(eq=False)  # identity: a flight is watched in sets (``deadlines``)
 class Flight:
     """A run in phase 2."""
 
@@ -55,6 +56,8 @@ class Flight:
     superseded: bool = False
     reason: str = "interrupted"
     executing: bool = True  # only the execution is ever cancelled, never the landing
+    gate: asyncio.Future[None] | None = None  # an armed run waits here for its slot
+    timed_out: bool = False
 
     @property
     def info(self) -> RunInfo:
@@ -92,20 +95,29 @@ class RunnerMixin:
     in_flight: int
     landing: list[Landing]
     channels: dict[str, ChannelSpec]
+    deadlines: Deadlines[Flight]
     outbox_wake: asyncio.Event
 
     def now(self) -> float:
         raise NotImplementedError
 
-    def _manual_record(self, name: str) -> RunRecord:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the service's, declared for the type checker only
+        def _manual_record(self, name: str) -> RunRecord: ...
 
-    def launch(self, record: RunRecord) -> None:
+        def gate(self, flight: Flight, slot: float) -> None: ...
+
+        async def await_slot(self, flight: Flight) -> Outcome | None: ...
+
+    def launch(self, record: RunRecord, slot: float | None = None) -> None:
+        """Start ``record``'s run now, or, armed, when ``slot`` comes (its ``started_at``)."""
         flight = Flight(record)
         self.flights.setdefault(record.job, []).append(flight)
         self.in_flight += 1
+        if slot is not None:
+            self.gate(flight, slot)
         flight.task = asyncio.get_running_loop().create_task(self._fly(flight))
-        self.sink.run_started(record)
+        if slot is None:
+            self.sink.run_started(record)
 
     def supersede(self, name: str, reason: str = "interrupted: replaced by a newer run"
                   ) -> None:
@@ -116,7 +128,12 @@ class RunnerMixin:
                 flight.task.cancel()
 
     async def _fly(self, flight: Flight) -> None:
-        outcome, result = await self._execute(flight)
+        if flight.gate is not None:
+            held = await self.await_slot(flight)
+            self.sink.run_started(flight.record)
+            outcome, result = (held, None) if held is not None else await self._execute(flight)
+        else:
+            outcome, result = await self._execute(flight)
         flight.executing = False
         if self.abandoned:
             return
@@ -133,30 +150,40 @@ class RunnerMixin:
         desired = self.desired[flight.record.job]
         timeout = desired.spec.spec.timeout.total_seconds() or None
         context = self._context(desired, flight.record, timeout)
+        deadline = None if timeout is None else flight.record.started_at + timeout
+        if deadline is not None:
+            self.deadlines.watch(flight, deadline)
         try:
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for may turn a cancellation
-            # (Replace, shutdown) that races the timeout into a TimeoutError, or swallow it.
-            async with asyncio.timeout(timeout):
-                result = await self.executor.execute(context)
-        except TimeoutError:
-            limit = format_duration(desired.spec.spec.timeout)
-            return Outcome("timeout", self.now(), f"timed out after {limit}",
-                           ErrorClass.TIMEOUT), None
+            result = await self.executor.execute(context)
         except asyncio.CancelledError:
             if self.abandoned:
                 raise
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
+            if flight.timed_out:
+                limit = format_duration(desired.spec.spec.timeout)
+                return Outcome("timeout", self.now(), f"timed out after {limit}",
+                               ErrorClass.TIMEOUT), None
             return Outcome("interrupted", self.now(), flight.reason), None
         except Exception as exc:  # an executor bug must not take the daemon down
             return Outcome("error", self.now(), f"executor failed: {exc!r}",
                            ErrorClass.PERMANENT), None
+        finally:
+            if deadline is not None:
+                self.deadlines.release(flight, deadline)
         if result.status == "ok":
             return Outcome("ok", self.now()), result
         error_class = result.error_class or classify_text(result.error)
         return Outcome("error", self.now(), result.error or "failed", error_class,
                        result.retry_after), result
+
+    def expire(self, flight: Flight) -> None:
+        """A run outlived its job's timeout (``deadlines`` calls this at the deadline)."""
+        if flight.executing and flight.task is not None and not flight.task.done() \
+                and not flight.superseded:
+            flight.timed_out = True
+            flight.task.cancel()
 
     def _context(self, desired: DesiredJob, record: RunRecord, timeout: float | None
                  ) -> RunContext:

@@ -22,13 +22,12 @@ from dataclasses import dataclass, field, replace
 from reconciler.clock import Clock
 from reconciler.core.alerts import missed_text
 from reconciler.core.due import Activity, Decision, Due, resolve_due
-from reconciler.core.identity import manual_occurrence_key, occurrence_key, run_id
+from reconciler.core.identity import occurrence_key, run_id
 from reconciler.core.jobview import DesiredJob
 from reconciler.core.plan import JobChange, compute_pending, plan
 from reconciler.executors.base import Executor
 from reconciler.model.channel import ChannelSpec
 from reconciler.model.delivery import FailureAlert
-from reconciler.model.enums import ConcurrencyPolicy
 from reconciler.model.job import Channel
 from reconciler.model.state import (
     JobState,
@@ -38,8 +37,11 @@ from reconciler.model.state import (
     SkipRecord,
     evolve,
 )
+from reconciler.runtime.arming import ArmingMixin
+from reconciler.runtime.deadlines import Deadlines
 from reconciler.runtime.dueindex import StateTable
 from reconciler.runtime.events import Alert, CollectingSink, EventSink
+from reconciler.runtime.manual import ManualMixin
 from reconciler.runtime.runner import Flight, Landing, RunnerMixin
 from reconciler.store import StateWriter, WriteTx
 
@@ -55,16 +57,10 @@ class ServiceConfig:
     recent_runs: int = 3  # how many past runs an executor sees as the job's memory
     failure_alert: FailureAlert = field(default_factory=FailureAlert)  # for jobs without one
     delivery_staleness: float = 3 * 3600.0  # a run this late announces no stale news
+    arm_ahead: float = 0.0  # seconds before its slot an on-time run is decided (0: at it)
 
 
-@dataclass(frozen=True)
-class TriggerResult:
-    status: str  # started | queued | already-running | suspended | disabled | unknown-job
-    run_id: str | None = None
-    message: str = ""
-
-
-class Service(RunnerMixin):
+class Service(ManualMixin, ArmingMixin, RunnerMixin):
     def __init__(
         self, writer: StateWriter, clock: Clock, executor: Executor,
         config: ServiceConfig | None = None, sink: EventSink | None = None,
@@ -91,6 +87,8 @@ class Service(RunnerMixin):
         self.ready = False
         self.started_at = float("-inf")
         self._wake_at: float | None = None
+        self._gates: dict[float, list[Flight]] = {}
+        self.deadlines: Deadlines[Flight] = Deadlines(clock, self.expire)
 
     def now(self) -> float:
         # Fires sit on whole milliseconds; rounding keeps float noise from making a fire
@@ -205,53 +203,67 @@ class Service(RunnerMixin):
     # ---- ticks -----------------------------------------------------------------------------
 
     async def tick(self) -> None:
-        """Decide and start everything that is due, in order of due time."""
+        """Decide and start everything that is due, in order of due time, and arm the on-time
+        starts whose slot comes within ``arm_ahead`` (``runtime.arming``)."""
         async with self.lock:
             if not self.accepting:
                 return
             now = self.now()
             self.clear_stuck(now)
-            started: list[tuple[Due, RunRecord]] = []
-            staged: dict[str, JobState] = {}
-            skips: list[SkipRecord] = []
-            waiting: list[str] = []
+            batch = _TickBatch()
             with self.writer.transaction() as tx:
-                # In order of due time, while a run slot is free: with every slot taken the
-                # rest stay indexed (not re-examined per finished run) until one frees.
-                while self.in_flight + len(started) < self.config.max_concurrent_runs:
-                    name = self.states.pop_next_due(now)
-                    if name is None:
-                        break
-                    if self.states[name].schedule_errors:
-                        self._retry_schedule_errors(tx, now, name)
-                        continue
-                    decision = resolve_due(self.desired[name], self.states[name], now,
-                                           self._activity(name))
-                    if decision is None or decision.wait or (
-                            decision.start and not self._has_capacity(len(started), decision)):
-                        waiting.append(name)  # still due; looked at again on the next tick
-                        continue
-                    staged[name] = self._commit(tx, decision, now, skips, started)
+                self._decide_due(tx, now, batch)
                 # Jobs with a run in flight never wait for a slot: their due slot is skipped
                 # (Forbid, Allow at its limit) or replaces the run (Replace, which frees one).
-                for name in self._running_and_due(now, staged, waiting):
+                for name in self._running_and_due(now, batch.staged, batch.waiting):
                     decision = resolve_due(self.desired[name], self.states[name], now,
                                            self._activity(name))
-                    if decision is None or decision.wait or (
-                            decision.start and not self._has_capacity(len(started), decision)):
+                    if decision is None or decision.wait or (decision.start and not
+                                                             self._has_capacity(batch.starting,
+                                                                                decision)):
                         continue
-                    staged[name] = self._commit(tx, decision, now, skips, started)
-            self.states.update(staged)
-            for name in waiting:
+                    batch.staged[name] = self._commit(tx, decision, now, batch.skips,
+                                                      batch.started)
+            self.states.update(batch.staged)
+            for name in batch.waiting:
                 self.states.reindex(name)
             self._wake_at = self.states.next_wake()
-        for skip in skips:
+        for skip in batch.skips:
             self.sink.skipped(skip)
         alerts, self.pending_alerts = self.pending_alerts, []
         for alert in alerts:
             self.sink.alert(alert)
-        for _, record in started:
+        for _, record in batch.started:
             self.launch(record)
+        for _, record in batch.armed:
+            self.launch(record, slot=record.started_at)
+
+    def _decide_due(self, tx: WriteTx, now: float, batch: _TickBatch) -> None:
+        """In order of due time, while a run slot is free: with every slot taken the rest stay
+        indexed (not re-examined per finished run) until one frees."""
+        horizon = now + self.config.arm_ahead
+        while self.in_flight + batch.starting < self.config.max_concurrent_runs:
+            popped = self.states.pop_next(horizon)
+            if popped is None:
+                break
+            slot, name = popped
+            if slot > now:  # comes within the lead: arm it if it is a plain on-time start
+                decision = self.armable(name, slot)
+                if decision is None or not self._has_capacity(batch.starting, decision):
+                    batch.waiting.append(name)  # decided by the tick at its slot
+                    continue
+                batch.staged[name] = self._commit(tx, decision, slot, batch.skips, batch.armed)
+                continue
+            if self.states[name].schedule_errors:
+                self._retry_schedule_errors(tx, now, name)
+                continue
+            decision = resolve_due(self.desired[name], self.states[name], now,
+                                   self._activity(name))
+            if decision is None or decision.wait or (
+                    decision.start and not self._has_capacity(batch.starting, decision)):
+                batch.waiting.append(name)  # still due; looked at again on the next tick
+                continue
+            batch.staged[name] = self._commit(tx, decision, now, batch.skips, batch.started)
 
     def _wake_key(self, name: str, state: JobState) -> float | None:
         """When the timer must look at this job next; None: never (disabled, not desired,
@@ -308,18 +320,17 @@ class Service(RunnerMixin):
                 alert = Alert(name, now, "missed", missed_text(name, skip.fire.nominal, now))
                 self.pending_alerts.append(alert)
                 self.enqueue_alert(tx, alert, decision.state)
-        state = evolve(decision.state, running=self.states[name].running)
         if decision.interrupt_running:
             self.supersede(name)
-        if decision.start is not None:
-            record = self._start_record(decision.start, now)
-            state = evolve(state, running=RunningMarker(record.run_id, now))
+        if decision.start is None:
+            state = evolve(decision.state, running=self.states[name].running)
             tx.put_job(state)
-            tx.start_run(_run_start(record))
-            started.append((decision.start, record))
-            self.hold_until.pop(name, None)
-        else:
-            tx.put_job(state)
+            return state
+        record = self._start_record(decision.start, now)
+        state = evolve(decision.state, running=RunningMarker(record.run_id, now))
+        tx.start_run(RunStart.of(record, state))  # the job's row and its marker, one write
+        started.append((decision.start, record))
+        self.hold_until.pop(name, None)
         return state
 
     def _start_record(self, due: Due, now: float) -> RunRecord:
@@ -336,52 +347,6 @@ class Service(RunnerMixin):
         if state.disabled and not before.disabled:
             self.pending_alerts.append(self.disabled_alert(tx, state, now))
         self.states[name] = state
-
-    # ---- manual triggers -------------------------------------------------------------------
-
-    async def trigger(self, name: str, force: bool = False) -> TriggerResult:
-        """Run a job now (trigger ``manual``), honouring its concurrency policy; never shifts
-        its schedule. A suspended or disabled job runs only with ``force``."""
-        async with self.lock:
-            desired, state = self.desired.get(name), self.states.get(name)
-            if desired is None or state is None:
-                return TriggerResult("unknown-job", message=f"no job named {name!r}")
-            if desired.spec.spec.suspend and not force:
-                return TriggerResult("suspended", message="job is suspended: use --force")
-            if state.disabled and not force:
-                return TriggerResult("disabled", message=f"job is disabled "
-                                     f"({state.disabled_reason}): use --force")
-            refusal = self._manual_refusal(desired, name)
-            if refusal is not None:
-                return refusal
-            record = self._manual_record(name)
-        self.launch(record)
-        return TriggerResult("started", record.run_id)
-
-    def _manual_refusal(self, desired: DesiredJob, name: str) -> TriggerResult | None:
-        running = len([f for f in self.flights.get(name, []) if not f.superseded])
-        if not running:
-            return None
-        policy = desired.spec.spec.concurrency_policy
-        if policy is ConcurrencyPolicy.REPLACE:
-            self.supersede(name)
-            return None
-        if policy is ConcurrencyPolicy.ALLOW and running < desired.spec.spec.max_concurrent:
-            return None
-        if policy is ConcurrencyPolicy.QUEUE and name not in self.queued_manual:
-            self.queued_manual.add(name)
-            return TriggerResult("queued", message="will run when the current run finishes")
-        return TriggerResult("already-running", message="a run of this job is in progress")
-
-    def _manual_record(self, name: str) -> RunRecord:
-        now = self.now()
-        key = manual_occurrence_key(name, now)
-        record = RunRecord(run_id(key, 1), key, name, None, now, attempt=1, trigger="manual")
-        state = self.states[name]
-        with self.writer.transaction() as tx:
-            tx.start_run(_run_start(record))
-        self.states[name] = replace(state, running=RunningMarker(record.run_id, now))
-        return record
 
     # ---- the timer -------------------------------------------------------------------------
 
@@ -409,13 +374,25 @@ class Service(RunnerMixin):
     def _delay(self, earliest: float | None) -> float:
         if earliest is None:
             return self.config.max_timer_delay
-        delay = earliest - self.now()
-        if delay <= 0:
+        now = self.now()
+        if earliest <= now:
             return self.config.past_due_delay
+        # Wake to arm it ``arm_ahead`` early; inside the lead already, it was left to its slot.
+        arm_at = earliest - self.config.arm_ahead
+        delay = arm_at - now if arm_at > now else earliest - now
         return min(delay, self.config.max_timer_delay)
 
 
-def _run_start(record: RunRecord) -> RunStart:
-    return RunStart(record.run_id, record.job, record.occurrence_key, record.scheduled_at,
-                    record.started_at, record.attempt, record.trigger)
+@dataclass
+class _TickBatch:
+    """What one tick decided, applied to the in-memory view once its transaction commits."""
 
+    staged: dict[str, JobState] = field(default_factory=dict)
+    started: list[tuple[Due, RunRecord]] = field(default_factory=list)
+    armed: list[tuple[Due, RunRecord]] = field(default_factory=list)
+    skips: list[SkipRecord] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)
+
+    @property
+    def starting(self) -> int:
+        return len(self.started) + len(self.armed)

@@ -35,6 +35,7 @@ class Settings:
     debounce: timedelta = timedelta(seconds=1)
     max_concurrent_runs: int = 4
     stuck_after: timedelta = timedelta(hours=2)
+    arm_ahead: timedelta = timedelta(milliseconds=500)
     git_url: str | None = None
     git_ref: str = "main"
     git_interval: timedelta = timedelta(minutes=1)
@@ -53,6 +54,17 @@ def _positive_int(value: Any) -> int:
     return number
 
 
+MAX_ARM_AHEAD = timedelta(seconds=10)
+
+
+def _arm_ahead(value: Any) -> timedelta:
+    lead = _duration(value)
+    if lead > MAX_ARM_AHEAD:
+        raise ValueError(f"must be at most {MAX_ARM_AHEAD.total_seconds():g}s (0 turns arming "
+                         f"off)")
+    return lead
+
+
 def _log_format(value: Any) -> str:
     if value not in ("text", "json"):
         raise ValueError("must be text or json")
@@ -62,7 +74,7 @@ def _log_format(value: Any) -> str:
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "shutdown_grace": _duration, "resync_interval": _duration, "debounce": _duration,
     "stuck_after": _duration, "git_interval": _duration, "run_for": _duration,
-    "max_concurrent_runs": _positive_int, "log_format": _log_format,
+    "max_concurrent_runs": _positive_int, "log_format": _log_format, "arm_ahead": _arm_ahead,
 }
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
+from reconciler.sources.speccache import CACHE_FILE, SpecCache, content_digest
 from tests.daemon.harness import (
     DaemonProcess,
     cli_json,
@@ -49,6 +51,10 @@ def test_commits_add_edit_break_and_delete_a_job(tmp_path: Path) -> None:
         second = commit(repo, "edit ping")
         wait_for(lambda: [r for r in _finished(state, "ping") if r["summary"] == "v2"], 8,
                  "the edited command to run")
+        # The reload kept the parse of the edited file in the state directory's cache.
+        cached = SpecCache.read(state / CACHE_FILE)
+        assert content_digest((repo / "ping.yaml").read_bytes()) in cached and len(cached) == 1
+        assert stat.S_IMODE((state / CACHE_FILE).stat().st_mode) == 0o600
 
         (repo / "ping.yaml").write_text("apiVersion: reconciler.dev/v1\nkind: ScheduledJob\n"
                                         "metadata: {name: ping\nspec: [broken\n")
@@ -67,6 +73,7 @@ def test_commits_add_edit_break_and_delete_a_job(tmp_path: Path) -> None:
         (repo / "ping.yaml").unlink()
         commit(repo, "delete ping")
         wait_for(lambda: not _status(state, repo)["jobs"], 8, "the job to be removed")
+        assert len(SpecCache.read(state / CACHE_FILE)) == 0  # its entry went with it
         settled = len(_runs(state, "ping"))
         wait_for(lambda: _status(state, repo)["source"]["errors"] == [], 3, "a clean source")
         time.sleep(3)  # longer than the job's 2 s interval
@@ -150,8 +157,9 @@ def test_http_api_and_metrics_against_the_running_daemon(tmp_path: Path) -> None
         with httpx.Client(base_url=url, timeout=5) as client:
             assert client.get("/healthz").status_code == 200
             wait_for(lambda: client.get("/readyz").status_code == 200, 5, "readiness")
-            wait_for(lambda: client.get("/api/v1/jobs/tick/runs").json()["runs"], 5,
-                     "a run over HTTP")
+            # A finished run (an armed run is listed "running" from just before its slot).
+            wait_for(lambda: [run for run in client.get("/api/v1/jobs/tick/runs").json()["runs"]
+                              if run["status"] != "running"], 5, "a finished run over HTTP")
             jobs = client.get("/api/v1/jobs").json()["jobs"]
             assert [job["name"] for job in jobs] == ["tick"]
             assert client.get("/api/v1/jobs/nope").status_code == 404
@@ -204,6 +212,7 @@ def test_bad_settings_are_usage_errors_before_anything_starts(tmp_path: Path) ->
         (["--http", "nope:x"], 2, "invalid listen address"),
         (["--max-concurrent-runs", "0"], 2, "must be at least 1"),
         (["--shutdown-grace", "soon"], 2, "invalid duration"),
+        (["--arm-ahead", "1m"], 2, "must be at most 10s"),
         (["--specs", str(tmp_path / "missing")], 1, "does not exist"),
     ]:
         argv = [sys.executable, "-m", "reconciler", "run", "--specs", str(specs),

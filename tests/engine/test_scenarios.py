@@ -45,8 +45,8 @@ def _substitute(value: Any) -> Any:
     return value
 
 
-def simulate(scenario: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-             ) -> dict[str, Any]:
+def simulate(scenario: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+             arm_ahead: str = "500ms") -> dict[str, Any]:
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "jobs.yaml").write_text(scenario["specs"])
@@ -55,7 +55,7 @@ def simulate(scenario: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFix
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     argv = ["simulate", "--specs", str(specs), "--from", str(scenario["from"]),
-            "--until", str(scenario["until"]), "--format", "json"]
+            "--until", str(scenario["until"]), "--format", "json", "--arm-ahead", arm_ahead]
     for key in ("outcomes", "events"):
         if key in scenario:
             path = tmp_path / f"{key}.yaml"
@@ -76,11 +76,15 @@ def _project(actual: list[dict[str, Any]], expected: list[dict[str, Any]]) -> li
                                                                            strict=True)]
 
 
+# Every scenario holds whether on-time runs are decided at their slot or armed ahead of it
+# (the daemon's default): arming changes when the work is done, never what is recorded.
+@pytest.mark.parametrize("arm_ahead", ["0", "500ms", "7s"])
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
-def test_scenario(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_scenario(path: Path, arm_ahead: str, tmp_path: Path,
+                  capsys: pytest.CaptureFixture[str]) -> None:
     scenario = yaml.safe_load(path.read_text())
     expect = _substitute(scenario["expect"])
-    result = simulate(scenario, tmp_path, capsys)
+    result = simulate(scenario, tmp_path, capsys, arm_ahead)
     if "runs" in expect:
         assert _project(result["runs"], expect["runs"]) == expect["runs"], result["runs"]
     if "skipped" in expect:
@@ -92,3 +96,13 @@ def test_scenario(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     for job, fields in (expect.get("final") or {}).items():
         final = result["final"]["jobs"][job]
         assert {key: final[key] for key in fields} == fields
+
+
+def test_simulate_refuses_an_arm_ahead_over_the_daemons_limit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    code = main(["simulate", "--specs", str(specs), "--from", "2026-01-01T00:00:00Z",
+                 "--until", "2026-01-01T01:00:00Z", "--arm-ahead", "20s"])
+    assert code == 2
+    assert "--arm-ahead: invalid value '20s': must be at most 10s" in capsys.readouterr().err

@@ -1,0 +1,111 @@
+"""Arming: deciding and recording an on-time run shortly before its slot, starting it on the dot.
+
+Phase 1 (decide, and durably record the run and its job's running marker) costs tens of
+microseconds per run, and a thousand jobs on the same slot would otherwise make the last of
+them start a thousand phase-1s late. With ``arm_ahead`` > 0 the tick also looks at the jobs
+whose next fire comes within that lead: a job that is idle and whose slot is a plain on-time
+start (no skips, no catch-up, nothing to interrupt) is decided *as of its slot* and committed
+now, and its run waits on a per-run gate that the event loop opens at the slot. At the slot the
+only work left is to wake the waiting runs.
+
+What may change inside the lead, and what it does:
+
+- a manual trigger or a ``Replace`` sees the armed run as running (it holds a run slot and the
+  job's marker); replacing it records it ``interrupted`` before it began;
+- the job is removed, suspended or disabled: the armed run is recorded ``skipped`` when its
+  slot comes, without executing (a skip counts as no failure);
+- a spec edit: the run executes the spec current at its slot, as a run already started would;
+- shutdown: armed runs start at their slot inside the shutdown grace, like runs in flight;
+- a crash: the marker is found at the next start and the run recorded ``interrupted``, as for
+  a crash just after a run started (the armed run may or may not have begun).
+
+Everything else (slots that are late, catch-up, retries after backoff, jobs with a run in
+flight, startup holds) is decided at its slot by the ordinary tick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from reconciler.core.due import Activity, Decision, resolve_due
+from reconciler.core.outcome import Outcome
+
+if TYPE_CHECKING:
+    from reconciler.clock import Clock
+    from reconciler.core.jobview import DesiredJob
+    from reconciler.runtime.dueindex import StateTable
+    from reconciler.runtime.runner import Flight
+
+# Triggers of a slot that comes at its own time (a catch-up is decided by the tick at once).
+_ARMABLE_TRIGGERS = frozenset({"schedule", "retry"})
+
+
+class ArmingMixin:
+    """The arming half of ``Service``; the attributes below are the service's."""
+
+    clock: Clock
+    desired: dict[str, DesiredJob]
+    states: StateTable
+    flights: dict[str, list[Flight]]
+    hold_until: dict[str, float]
+    queued_manual: set[str]
+    abandoned: bool
+    started_at: float
+    _gates: dict[float, list[Flight]]
+
+    def armable(self, name: str, slot: float) -> Decision | None:
+        """The decision for ``name`` as of ``slot``, if it is a plain start that can be made
+        now; ``None`` leaves the job to the tick at its slot."""
+        if name in self.flights or name in self.hold_until or name in self.queued_manual:
+            return None
+        state = self.states[name]
+        if state.schedule_errors or state.running is not None:
+            return None
+        decision = resolve_due(self.desired[name], state, slot,
+                               Activity(started_at=self.started_at))
+        if decision is None or decision.start is None or decision.skips or decision.wait \
+                or decision.interrupt_running \
+                or decision.start.trigger not in _ARMABLE_TRIGGERS:
+            return None
+        return decision
+
+    def gate(self, flight: Flight, slot: float) -> None:
+        """Hold ``flight`` until ``slot``: one timer per slot instant opens all its gates."""
+        loop = asyncio.get_running_loop()
+        flight.gate = loop.create_future()
+        waiting = self._gates.get(slot)
+        if waiting is None:
+            waiting = self._gates[slot] = []
+            loop.call_later(max(0.0, slot - self.clock.now()), self._open_gates, slot)
+        waiting.append(flight)
+
+    def _open_gates(self, slot: float) -> None:
+        for flight in self._gates.pop(slot, ()):
+            if flight.gate is not None and not flight.gate.done():
+                flight.gate.set_result(None)
+
+    async def await_slot(self, flight: Flight) -> Outcome | None:
+        """Wait for an armed run's slot; an outcome if the run must not execute after all."""
+        if flight.gate is None:
+            return None
+        try:
+            await flight.gate
+        except asyncio.CancelledError:
+            if self.abandoned:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            return Outcome("interrupted", self.now(), f"{flight.reason} before it began")
+        name = flight.record.job
+        desired, state = self.desired.get(name), self.states.get(name)
+        if desired is None or state is None:
+            return Outcome("skipped", self.now(), "the job was removed before its slot came")
+        if desired.spec.spec.suspend or state.disabled:
+            why = "suspended" if desired.spec.spec.suspend else "disabled"
+            return Outcome("skipped", self.now(), f"the job was {why} before its slot came")
+        return None
+
+    if TYPE_CHECKING:  # the service's, declared for the type checker only
+        def now(self) -> float: ...
