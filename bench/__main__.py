@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results[name] = outcome
         blocks.append((name, body))
     if "start-100k" in wanted:
-        contenders = ["reconciler", "aps-sqlite"] if peers else ["reconciler"]
+        contenders = start.default_contenders(peers)
         print(f"start-100k: {args.start_jobs:,} jobs, {args.reps} reps", flush=True)
         rounds, seeded = start.run(args.start_jobs, args.reps, contenders, print)
         results["start-100k"] = rounds

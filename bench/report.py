@@ -84,7 +84,10 @@ def verdicts(results: dict[str, Any]) -> list[str]:
         first = start.median("reconciler", "first_tick_s")
         rss = start.median("reconciler", "rss_mib")
         met = first < 10 and rss < 1024
-        lines.append(f"- start-100k: first tick {first:.1f} s (target < 10 s), peak RSS "
+        # The target is a restart (the parse cache in place); the cold figure keeps it honest.
+        cold = (f"; {start.median('reconciler-cold', 'first_tick_s'):.1f} s with the spec "
+                "parse cache deleted" if "reconciler-cold" in start.contenders else "")
+        lines.append(f"- start-100k: first tick {first:.1f} s (target < 10 s{cold}), peak RSS "
                      f"{rss:,.0f} MiB (target < 1 GiB): **{'met' if met else 'MISSED'}**.")
     record = results.get("record")
     if record is not None:

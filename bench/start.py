@@ -8,8 +8,11 @@ fresh interpreter. The clock starts when the parent spawns the child, so interpr
 and imports count. *First tick* is the end of the first scheduling pass:
 
 - reconciler: what ``reconciler run`` does before its timer loop: read and validate every spec
-  file (``DirectorySource.load``), open the state (lock, migrations check), ``Service.start``
-  (load every job's state, reconcile, plan the catch-up), then one ``tick``;
+  file (``DirectorySource.load``, with the parse cache the previous run left in the state
+  directory, so no unchanged file is parsed again), open the state (lock, migrations check),
+  ``Service.start`` (load every job's state, reconcile, plan the catch-up), then one ``tick``;
+- reconciler-cold: the same with the parse cache deleted, as on the first start after an
+  upgrade that changes the cache format: every file is parsed (and the cache written);
 - APScheduler: ``AsyncIOScheduler`` over a ``SQLAlchemyJobStore`` on the seeded SQLite file,
   ``start()``, until its first ``_process_jobs`` pass returns. APScheduler loads no job up front
   (it asks the store for due jobs), and it has no spec files to read.
@@ -31,17 +34,20 @@ from typing import Any
 from bench.harness import Rounds, alternate, emit, peers_available, run_child
 
 
-def reconciler_child(root: Path, spawned: float) -> dict[str, Any]:
+def reconciler_child(root: Path, spawned: float, contender: str = "reconciler"
+                     ) -> dict[str, Any]:
     marks = {"spawned": spawned, "imported": time.time()}
     from bench.fire_reconciler import CountingSink, StampingNoOp
     from reconciler.clock import SystemClock
     from reconciler.runtime.service import Service
     from reconciler.sources.directory import DirectorySource
+    from reconciler.sources.speccache import CACHE_FILE
     from reconciler.store import StateWriter
 
     clock = SystemClock()
     marks["imported"] = time.time()
-    snapshot = DirectorySource(root / "specs").load(clock.now())
+    source = DirectorySource(root / "specs", cache_path=root / "state" / CACHE_FILE)
+    snapshot = source.load_at_start(clock.now())  # as the daemon's first load
     marks["loaded"] = time.time()
     sink = CountingSink()
 
@@ -56,7 +62,7 @@ def reconciler_child(root: Path, spawned: float) -> dict[str, Any]:
             await service.shutdown(1)
 
     asyncio.run(go())
-    return {"contender": "reconciler", "jobs": len(snapshot.desired),
+    return {"contender": contender, "jobs": len(snapshot.desired),
             "first_tick_s": marks["ticked"] - spawned, "runs_at_first_tick":
             sink.counts["started"], "skips_at_first_tick": sink.counts["skipped"],
             **_phases(marks, ["spawned", "imported", "loaded", "opened", "started", "ticked"])}
@@ -101,9 +107,14 @@ def _phases(marks: dict[str, float], order: list[str]) -> dict[str, float]:
             for earlier, later in itertools.pairwise(order)}
 
 
+def default_contenders(peers: bool) -> list[str]:
+    return ["reconciler", "reconciler-cold", *(["aps-sqlite"] if peers else [])]
+
+
 def run(jobs: int, reps: int, contenders: Sequence[str],
         log: Callable[[str], None] | None = None) -> tuple[Rounds, dict[str, float]]:
     from bench.start_seed import seed
+    from reconciler.sources.speccache import CACHE_FILE
 
     with tempfile.TemporaryDirectory(prefix="bench-start-") as scratch:
         fixture = Path(scratch) / "fixture"
@@ -116,6 +127,8 @@ def run(jobs: int, reps: int, contenders: Sequence[str],
             copy = Path(scratch) / f"{name}-{rep}"
             # Each start gets an untouched copy: the previous one moved the state on.
             shutil.copytree(fixture, copy, ignore=shutil.ignore_patterns("*.lock"))
+            if name == "reconciler-cold":
+                (copy / "state" / CACHE_FILE).unlink()
             try:
                 args = ["--child", name, "--dir", str(copy), "--spawned", repr(time.time())]
                 return run_child("bench.start", args, timeout=600)
@@ -138,6 +151,10 @@ def markdown(rounds: Rounds, jobs: int, command: str) -> list[str]:
         ratios = rounds.ratios("first_tick_s", "reconciler", "aps-sqlite")
         lines.append("- reconciler / aps-sqlite first tick per repetition: "
                      + ", ".join(f"{x:.1f}x" for x in ratios) + ".")
+    if "reconciler-cold" in rounds.contenders:
+        lines.append("- reconciler-cold: the same start with `state/spec-cache.json` deleted, "
+                     "so every spec file is parsed again (a first start, or one after an "
+                     "upgrade that invalidates the parse cache).")
     if "aps-sqlite" in rounds.contenders:
         lines.append("- APScheduler loads no job up front: its first pass asks the store for "
                      "due jobs only. A job that came due since the fixture was written costs it "
@@ -155,16 +172,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parse = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parse.add_argument("--jobs", type=int, default=100_000)
     parse.add_argument("--reps", type=int, default=3)
-    parse.add_argument("--contenders", default=None, help="reconciler,aps-sqlite")
-    parse.add_argument("--child", choices=("reconciler", "aps-sqlite"), help=argparse.SUPPRESS)
+    parse.add_argument("--contenders", default=None,
+                       help=",".join(default_contenders(peers=True)))
+    parse.add_argument("--child", choices=default_contenders(peers=True),
+                       help=argparse.SUPPRESS)
     parse.add_argument("--dir", help=argparse.SUPPRESS)
     parse.add_argument("--spawned", type=float, help=argparse.SUPPRESS)
     args = parse.parse_args(argv)
-    if args.child:
-        child = reconciler_child if args.child == "reconciler" else aps_child
-        emit(child(Path(args.dir), args.spawned))
+    if args.child == "aps-sqlite":
+        emit(aps_child(Path(args.dir), args.spawned))
         return 0
-    default = ["reconciler", "aps-sqlite"] if peers_available() else ["reconciler"]
+    if args.child:
+        emit(reconciler_child(Path(args.dir), args.spawned, args.child))
+        return 0
+    default = default_contenders(peers_available())
     contenders = args.contenders.split(",") if args.contenders else default
     rounds, _ = run(args.jobs, args.reps, contenders, print)
     argv_text = " ".join(sys.argv[1:] if argv is None else argv)

@@ -6,7 +6,7 @@ The same N jobs three ways, written once per harness run (not measured):
   80% cron (eight expressions over five zones without DST surprises, so the load reports no
   warnings), 20% intervals (12 h and 6 h);
 - ``state/``: the reconciler state a daemon left after reconciling them, with one run of
-  history per job;
+  history per job, and the spec parse cache (``spec-cache.json``) its load wrote;
 - ``aps.sqlite``: an APScheduler 3 ``SQLAlchemyJobStore`` holding the equivalent jobs.
 """
 
@@ -65,11 +65,15 @@ async def _reconcile(specs: Path, state: Path) -> None:
     from reconciler.clock import SystemClock
     from reconciler.runtime.service import Service
     from reconciler.sources.directory import DirectorySource
+    from reconciler.sources.speccache import CACHE_FILE
     from reconciler.store import StateWriter
 
     clock = SystemClock()
-    desired = DirectorySource(specs).load(clock.now()).desired
+    # In the daemon's order: the state directory exists before the first load, which leaves
+    # the spec parse cache in it as a daemon run would.
     with StateWriter.open(state, now=clock.now()) as writer:
+        source = DirectorySource(specs, cache_path=state / CACHE_FILE)
+        desired = source.load(clock.now()).desired
         await Service(writer, clock, StampingNoOp(), sink=CountingSink()).start(desired)
         ids, names = RunIds(), sorted(desired)
         for first in range(0, len(names), 10_000):  # one run of history per job

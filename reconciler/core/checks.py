@@ -10,10 +10,11 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from reconciler.core.schedule import check_schedule
+from reconciler.core.schedule import ScheduleProblem, check_schedule
 from reconciler.core.templating import template_syntax_problem
 from reconciler.model.diagnostics import Finding
 from reconciler.model.job import Channel, JobSpec, ScheduledJob
+from reconciler.model.schedule import Schedule
 from reconciler.model.secrets import SecretValue
 
 Path = tuple[str | int, ...]
@@ -34,23 +35,41 @@ def check_all(
     entries: Sequence[Entry], now: float, horizon_days: int = DEFAULT_HORIZON_DAYS
 ) -> list[Finding]:
     channels = {e.resource.name for e in entries if isinstance(e.resource, Channel)}
+    schedules = _ScheduleChecks(now, horizon_days)
     findings: list[Finding] = []
     for entry in entries:
         if isinstance(entry.resource, ScheduledJob):
-            findings.extend(_check_job(entry.document, entry.resource, channels, now,
-                                       horizon_days))
+            findings.extend(_check_job(entry.document, entry.resource, channels, schedules))
         else:
             findings.extend(_check_channel(entry.document, entry.resource))
     return findings
 
 
+class _ScheduleChecks:
+    """``check_schedule`` as of one instant, once per distinct schedule: it is pure, schedules
+    are frozen (hashable) models, and a large tree repeats a few of them in many jobs, each
+    check of a cron walking its next year of fires."""
+
+    def __init__(self, now: float, horizon_days: int) -> None:
+        self.now = now
+        self.horizon_days = horizon_days
+        self._problems: dict[Schedule, list[ScheduleProblem]] = {}
+
+    def problems(self, schedule: Schedule) -> list[ScheduleProblem]:
+        found = self._problems.get(schedule)
+        if found is None:
+            found = self._problems[schedule] = check_schedule(schedule, self.now,
+                                                              self.horizon_days)
+        return found
+
+
 def _check_job(
-    document: int, job: ScheduledJob, channels: set[str], now: float, horizon_days: int
+    document: int, job: ScheduledJob, channels: set[str], schedules: _ScheduleChecks
 ) -> list[Finding]:
     spec = job.spec
     findings = [
         Finding(p.severity, document, ("spec", "schedule", p.field), p.message)
-        for p in check_schedule(spec.schedule, now, horizon_days)
+        for p in schedules.problems(spec.schedule)
     ]
     findings += _channel_refs(document, spec, channels)
     findings += _templates(document, _job_templates(spec))

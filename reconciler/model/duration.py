@@ -8,6 +8,7 @@ rejected with a message that shows the accepted form.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import timedelta
 from typing import Annotated, Any
@@ -61,6 +62,18 @@ def format_duration(value: timedelta) -> str:
     return sign + "".join(parts)
 
 
+# Remembered: a large spec tree spells the same few durations over and over (and hashing a
+# job's spec dumps about ten, most of them defaults); a daemon start does both for every job.
+@functools.lru_cache(maxsize=512)
+def _parsed(text: str) -> timedelta:
+    return parse_duration(text)
+
+
+@functools.lru_cache(maxsize=512)
+def _serialized(value: timedelta) -> str:
+    return format_duration(value)
+
+
 def _coerce(value: Any) -> Any:
     if isinstance(value, timedelta):
         return value
@@ -73,14 +86,14 @@ def _coerce(value: Any) -> Any:
             f"a bare number {value!r} is ambiguous: add a unit, e.g. {value}s or {value}m"
         )
     if isinstance(value, str):
-        return parse_duration(value)
+        return _parsed(value)
     raise ValueError(f"expected a duration string, got {type(value).__name__}: {DURATION_HELP}")
 
 
 Duration = Annotated[
     timedelta,
     BeforeValidator(_coerce),
-    PlainSerializer(format_duration, return_type=str),
+    PlainSerializer(_serialized, return_type=str),
     # The bare number 0 is accepted too ("none"/"exact"), so the schema says so.
     WithJsonSchema({"anyOf": [{"type": "string", "pattern": DURATION_PATTERN}, {"const": 0}],
                     "description": "A duration such as 90s, 10m, 1h30m or 7d (or 0)."}),

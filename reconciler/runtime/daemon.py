@@ -26,6 +26,7 @@ from reconciler.errors import ReconcilerError, SpecLoadError
 from reconciler.executors.base import Executor
 from reconciler.executors.secrets import SecretResolver
 from reconciler.model.delivery import FailureAlert
+from reconciler.runtime import heap
 from reconciler.runtime.control import ControlServer
 from reconciler.runtime.events import EventSink, FanoutSink
 from reconciler.runtime.http import build_app, parse_listen, serve_http
@@ -37,6 +38,7 @@ from reconciler.runtime.sourcestatus import write_source_status
 from reconciler.runtime.wiring import build_executor
 from reconciler.sources.directory import DirectorySource, SourceSnapshot
 from reconciler.sources.gitinfo import clone_or_update
+from reconciler.sources.speccache import CACHE_FILE
 from reconciler.sources.watch import SpecWatcher
 from reconciler.store import StateWriter
 
@@ -51,7 +53,10 @@ class Daemon:
         self.metrics = MetricsSink()
         self.sink = FanoutSink([self.log, self.metrics, *(extra_sinks or [])])
         self.executor = executor
-        self.source = DirectorySource(settings.specs)
+        # The parse cache is read at the first load, after ``serve`` has created the state
+        # directory; read-only commands never construct a source with it.
+        self.source = DirectorySource(settings.specs,
+                                      cache_path=Path(settings.state) / CACHE_FILE)
         self.stop = asyncio.Event()
         self.changed = asyncio.Event()
         self.service: Service | None = None
@@ -64,14 +69,17 @@ class Daemon:
         self._sync_git()
         writer = StateWriter.open(settings.state, now=self.clock.now())
         try:
-            snapshot = self._load()
+            snapshot = self._load(at_start=True)
             config = ServiceConfig(
                 max_concurrent_runs=settings.max_concurrent_runs,
                 stuck_after=settings.stuck_after.total_seconds(),
+                arm_ahead=settings.arm_ahead.total_seconds(),
                 failure_alert=FailureAlert(channel=settings.alert_channel))
             executor = self.executor or build_executor()
             self.service = Service(writer, self.clock, executor, config, self.sink)
             await self.service.start(snapshot.desired, snapshot.channels)
+            heap.tune_collector()
+            heap.settle()
             self._record_source(snapshot)
             await self._run(self.service, writer)
         finally:
@@ -191,14 +199,16 @@ class Daemon:
             self.log.info(self.clock.now(), "source-error", error=str(exc))
             return
         await service.apply(snapshot.desired, snapshot.channels)
+        heap.settle()
         self._record_source(snapshot)
 
     def _sync_git(self) -> None:
         if self.settings.git_url:
             clone_or_update(self.settings.git_url, self.settings.git_ref, self.settings.specs)
 
-    def _load(self) -> SourceSnapshot:
-        snapshot = self.source.load(self.clock.now())
+    def _load(self, at_start: bool = False) -> SourceSnapshot:
+        now = self.clock.now()
+        snapshot = self.source.load_at_start(now) if at_start else self.source.load(now)
         for diagnostic in snapshot.errors:
             self.log.info(self.clock.now(), "spec-error", error=diagnostic.render())
         return snapshot

@@ -15,6 +15,8 @@ from reconciler.executors.scripted import ScriptedExecutor
 from reconciler.runtime.events import CollectingSink
 from reconciler.runtime.service import Service
 from reconciler.runtime.virtual import LoopClock, run_virtual
+from reconciler.sources.directory import DirectorySource
+from reconciler.sources.speccache import CACHE_FILE
 from reconciler.store import StateWriter
 from tests.engine.helpers import at, job, jobs
 
@@ -57,6 +59,10 @@ def state_with_history(tmp_path: Path) -> Path:
     run_virtual(build())
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "hourly.yaml").write_text(SPEC)
+    # The spec parse cache a daemon leaves next to its state: reads must not touch it either.
+    DirectorySource(tmp_path / "specs", cache_path=state / CACHE_FILE).load(
+        at("2026-01-05T10:30:00"))
+    assert (state / CACHE_FILE).exists()
     return state
 
 
