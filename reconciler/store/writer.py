@@ -55,6 +55,8 @@ class StateWriter:
         self._lock = lock
         self._policy = policy
         self._in_tx = False
+        # Finished runs per job since its runs were last pruned (see WriteTx.prune).
+        self._unpruned: dict[str, int] = {}
         self.paths = paths
         self.migrated_from = migrated_from
         self.backup = backup
@@ -148,7 +150,8 @@ class StateWriter:
             raise StateError("state writes do not nest: finish the current transaction first")
         conn = self.conn
         tx = WriteTx(conn, self._policy, self._lock.holder.pid or os.getpid(),
-                     self._lock.holder.host or socket.gethostname())  # fmt: skip
+                     self._lock.holder.host or socket.gethostname(),
+                     self._unpruned)  # fmt: skip
         self._in_tx = True
         try:
             conn.execute("BEGIN IMMEDIATE")

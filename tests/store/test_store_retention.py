@@ -55,7 +55,8 @@ def test_limits_come_from_the_environment_when_not_given() -> None:
 def test_the_writer_reads_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RECONCILER_HISTORY_RUNS", "3")
     with StateWriter.open(tmp_path, now=T0) as writer:
-        for n in range(6):
+        every = Retention().prune_every
+        for n in range(every + 1):  # the first finish prunes, then every prune_every-th
             _run(writer, "a", n, T0 + n)
         assert _count(writer, "runs", "a") == 3
 
@@ -77,6 +78,20 @@ def test_runs_are_pruned_when_they_finish_not_when_they_start(small: StateWriter
     assert _count(small, "runs", "a") == 8
     small.finish_run(RunFinish("a/5", "a", T0 + 9, "ok"))
     assert _count(small, "runs", "a") == 6  # one batch of 2 beyond the newest 5
+
+
+def test_a_jobs_runs_are_pruned_every_quarter_batch_and_never_exceed_the_limit_by_more(
+        tmp_path: Path) -> None:
+    policy = Retention(max_runs=10, batch=16)
+    assert policy.prune_every == 4
+    with StateWriter.open(tmp_path, now=T0, retention=policy) as writer:
+        counts = []
+        for n in range(60):
+            _run(writer, "a", n, T0 + n)
+            counts.append(_count(writer, "runs", "a"))
+        assert max(counts) <= policy.max_runs + policy.prune_every - 1
+        assert counts[-1] <= policy.max_runs + policy.prune_every - 1
+        assert min(counts[policy.max_runs:]) == policy.max_runs  # each prune trims to the limit
 
 
 def test_a_backlog_drains_a_bounded_batch_per_write(tmp_path: Path) -> None:
