@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from reconciler.core.jobview import DesiredJob, is_retry, pending_fire, schedule_state, with_pending
+from reconciler.core.jobview import DesiredJob, is_retry, pending_fire, schedule_state
 from reconciler.core.schedule import Fire, next_fire
 from reconciler.errors import ScheduleError
 from reconciler.model.enums import CatchUpPolicy, ConcurrencyPolicy
@@ -82,7 +82,7 @@ def resolve_due(
             return Decision(None, (), state, wait=True)
         due = Due(state.name, pending, "retry", attempt=state.consecutive_errors + 1)
         return _consume(desired, state, [pending], due, (), now)
-    slots = _due_slots(desired, state, pending, now)
+    slots, lookahead = _due_slots(desired, state, pending, now)
     spec = desired.spec.spec
     if spec.suspend:
         return _consume(desired, state, slots, None, _skips(slots, "suspended"), now)
@@ -91,14 +91,24 @@ def resolve_due(
         return _consume(desired, state, [*dropped_fires(dropped)], None, dropped, now)
     if activity.running:
         return _while_running(desired, state, slots, dropped, now, activity)
-    return _when_free(desired, state, slots, dropped, now, activity)
+    return _when_free(desired, state, slots, dropped, now, activity, lookahead)
 
 
 def dropped_fires(skips: tuple[Skip, ...]) -> list[Fire]:
     return [skip.fire for skip in skips]
 
 
-def _due_slots(desired: DesiredJob, state: JobState, first: Fire, now: float) -> list[Fire]:
+@dataclass(frozen=True)
+class _Lookahead:
+    """The first fire after ``after`` (not due yet), found while collecting the due slots:
+    the pending fire once ``after`` is consumed, so the common case computes it once."""
+
+    after: Fire
+    fire: Fire | None
+
+
+def _due_slots(desired: DesiredJob, state: JobState, first: Fire, now: float
+               ) -> tuple[list[Fire], _Lookahead | None]:
     slots = [first]
     facts = replace(schedule_state(desired, state), last_nominal=first.nominal)
     schedule = desired.spec.spec.schedule
@@ -106,12 +116,12 @@ def _due_slots(desired: DesiredJob, state: JobState, first: Fire, now: float) ->
         try:
             fire = next_fire(desired.name, schedule, facts, slots[-1].effective)
         except ScheduleError:
-            break
+            return slots, None
         if fire is None or fire.effective > now:
-            break
+            return slots, _Lookahead(slots[-1], fire)
         slots.append(fire)
         facts = replace(facts, last_nominal=fire.nominal)
-    return slots
+    return slots, None
 
 
 def _drop_late(
@@ -156,13 +166,13 @@ def _while_running(
 
 def _when_free(
     desired: DesiredJob, state: JobState, slots: list[Fire], dropped: tuple[Skip, ...],
-    now: float, activity: Activity,
+    now: float, activity: Activity, lookahead: _Lookahead | None = None,
 ) -> Decision:
     spec = desired.spec.spec
     missed = slots[0].effective < activity.started_at
     if len(slots) == 1 and not missed:
         return _consume(desired, state, slots, Due(state.name, slots[0], "schedule"), dropped,
-                        now)
+                        now, lookahead)
     if spec.concurrency_policy is ConcurrencyPolicy.QUEUE and not missed:
         due = Due(state.name, slots[0], "schedule")
         return _consume(desired, state, slots, due, dropped + _skips(slots[1:], "overlap"), now)
@@ -184,17 +194,23 @@ def _skips(slots: list[Fire], reason: Literal[
 
 def _consume(
     desired: DesiredJob, state: JobState, consumed: list[Fire], start: Due | None,
-    skips: tuple[Skip, ...], now: float,
+    skips: tuple[Skip, ...], now: float, lookahead: _Lookahead | None = None,
 ) -> Decision:
     """Advance the pending fire past the consumed slots (and everything the start covers)."""
     last = max([fire.nominal for fire in consumed] + [s.fire.nominal for s in skips])
     if state.last_nominal_at is not None:
         last = max(last, state.last_nominal_at)
-    advanced = evolve(state, last_nominal_at=last)
-    schedule = desired.spec.spec.schedule
-    try:
-        after = consumed[-1].effective if consumed else now
-        fire = next_fire(desired.name, schedule, schedule_state(desired, advanced), after)
-    except ScheduleError:
-        fire = None
-    return Decision(start, skips, with_pending(advanced, fire))
+    if lookahead is not None and consumed and consumed[-1] is lookahead.after \
+            and last == lookahead.after.nominal:
+        fire = lookahead.fire  # the same facts and instant _due_slots asked about
+    else:
+        advanced = replace(state, last_nominal_at=last)
+        schedule = desired.spec.spec.schedule
+        try:
+            after = consumed[-1].effective if consumed else now
+            fire = next_fire(desired.name, schedule, schedule_state(desired, advanced), after)
+        except ScheduleError:
+            fire = None
+    return Decision(start, skips, evolve(
+        state, last_nominal_at=last, next_nominal_at=None if fire is None else fire.nominal,
+        next_effective_at=None if fire is None else fire.effective))

@@ -73,8 +73,8 @@ def evolve(record: _Record, **changes: Any) -> _Record:
     names are refused, as ``replace`` would.
     """
     fields = record.__dataclass_fields__  # type: ignore[attr-defined]
-    unknown = changes.keys() - fields.keys()
-    if unknown:
+    if not changes.keys() <= fields.keys():  # a view comparison: no set is built
+        unknown = changes.keys() - fields.keys()
         raise TypeError(f"{type(record).__name__} has no field(s) {sorted(unknown)}")
     clone = object.__new__(type(record))
     clone.__dict__.update(record.__dict__)

@@ -127,3 +127,43 @@ def test_adding_or_editing_one_job_never_moves_another(
     for change in plan(edited, observed, later):
         if change.name not in (target, "zz-new"):
             assert change.state == observed[change.name], change.name
+
+
+_SCHEDULES = st.sampled_from([
+    {"every": "1m", "anchor": "2026-01-05T08:00:00Z"},
+    {"every": "45s", "anchor": "2026-01-05T08:00:07Z"},
+    {"cron": "*/5 * * * *", "timezone": "UTC"},
+    {"cron": "30 2 * * *", "timezone": "Europe/Berlin"},
+    {"cron": "* * * * * *", "withSeconds": True},
+    {"cron": "0 * * * *", "stagger": "5m"},
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(schedule=_SCHEDULES, steps=st.lists(st.integers(0, 7200), min_size=1, max_size=6))
+def test_reusing_the_lookahead_fire_never_changes_a_decision(schedule: dict[str, object],
+                                                              steps: list[int]) -> None:
+    """resolve_due takes the pending fire after an on-time start from the look-ahead it
+    made while collecting due slots; advancing with and without it must agree."""
+    import reconciler.core.due as due
+
+    desired = job("a", schedule)
+    state = reconcile_job(desired, None, "a", NOW).state
+    assert state is not None
+    original = due._when_free
+
+    def without_lookahead(*args: object, **kwargs: object) -> due.Decision:
+        return original(*args[:6])  # type: ignore[arg-type]
+
+    now = NOW
+    for step in steps:
+        now += step
+        fast = resolve_due(desired, state, now, Activity(started_at=NOW))
+        due._when_free = without_lookahead  # type: ignore[assignment]
+        try:
+            slow = resolve_due(desired, state, now, Activity(started_at=NOW))
+        finally:
+            due._when_free = original
+        assert fast == slow
+        if fast is not None:
+            state = fast.state
