@@ -24,6 +24,8 @@ from reconciler.runtime.service import Service, ServiceConfig
 from reconciler.runtime.settings import Settings
 from reconciler.store import StateWriter
 
+_OK = RunResult("ok")  # one result for every run: the no-op builds nothing
+
 
 class StampingNoOp:
     """Does nothing, but notes (scheduled, started) for every run."""
@@ -36,7 +38,7 @@ class StampingNoOp:
         if context.scheduled_at is not None:
             self.samples.append((context.scheduled_at, time.time()))
             self.decided.append((context.scheduled_at, context.started_at))
-        return RunResult("ok")
+        return _OK
 
 
 class CountingSink:

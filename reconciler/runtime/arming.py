@@ -26,6 +26,7 @@ flight, startup holds) is decided at its slot by the ordinary tick.
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import TYPE_CHECKING
 
 from reconciler.core.due import Activity, Decision, resolve_due
@@ -81,23 +82,27 @@ class ArmingMixin:
         waiting.append(flight)
 
     def _open_gates(self, slot: float) -> None:
-        for flight in self._gates.pop(slot, ()):
+        flights = self._gates.pop(slot, [])
+        # No cyclic collection while the slot's runs begin: one would stall every run woken
+        # after it by a millisecond or more. It runs, if due, once they have all begun.
+        collecting = gc.isenabled()
+        gc.disable()
+        for flight in flights:
             if flight.gate is not None and not flight.gate.done():
                 flight.gate.set_result(None)
+        # Queued behind the wake-ups just scheduled: every run of the slot has begun before
+        # the events (a log line each) are written, and before any of them can finish.
+        asyncio.get_running_loop().call_soon(self._announce_all, flights, collecting)
 
-    async def await_slot(self, flight: Flight) -> Outcome | None:
-        """Wait for an armed run's slot; an outcome if the run must not execute after all."""
-        if flight.gate is None:
-            return None
-        try:
-            await flight.gate
-        except asyncio.CancelledError:
-            if self.abandoned:
-                raise
-            current = asyncio.current_task()
-            if current is not None:
-                current.uncancel()
-            return Outcome("interrupted", self.now(), f"{flight.reason} before it began")
+    def _announce_all(self, flights: list[Flight], collecting: bool) -> None:
+        if collecting:
+            gc.enable()
+        for flight in flights:
+            self.announce_started(flight)
+
+    def held_at_slot(self, flight: Flight) -> Outcome | None:
+        """At its slot, an outcome if the armed run must not execute after all (its caller
+        awaited ``flight.gate`` itself: one coroutine less on the path to the run's start)."""
         name = flight.record.job
         desired, state = self.desired.get(name), self.states.get(name)
         if desired is None or state is None:
@@ -107,5 +112,16 @@ class ArmingMixin:
             return Outcome("skipped", self.now(), f"the job was {why} before its slot came")
         return None
 
+    def cancelled_before_slot(self, flight: Flight) -> Outcome:
+        """The armed run was cancelled (replaced, stuck, shut down) before its slot."""
+        if self.abandoned:
+            raise asyncio.CancelledError
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+        return Outcome("interrupted", self.now(), f"{flight.reason} before it began")
+
     if TYPE_CHECKING:  # the service's, declared for the type checker only
         def now(self) -> float: ...
+
+        def announce_started(self, flight: Flight) -> None: ...

@@ -9,16 +9,16 @@ and takes the latest spec; a run whose job was deleted meanwhile is recorded and
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NamedTuple
 
 from reconciler.core.alerts import decide_alert, effective_policy
 from reconciler.core.errorclass import classify_text
 from reconciler.core.jobview import DesiredJob
 from reconciler.core.outcome import Outcome, RunInfo, merge_finish
-from reconciler.delivery.plan import AlertNotice, plan_alert, plan_deliveries
+from reconciler.delivery.plan import AlertNotice, DeliveryPlan, plan_alert, plan_deliveries
 from reconciler.executors.base import RunContext, RunResult
 from reconciler.model.channel import ChannelSpec
 from reconciler.model.duration import format_duration
@@ -47,6 +47,20 @@ def _nothing() -> None:
     return None
 
 
+def _timeout_of(desired: DesiredJob) -> float | None:
+    return desired.spec.spec.timeout.total_seconds() or None
+
+
+def _finish(run: RunRecord, outcome: Outcome, plan: DeliveryPlan | None = None,
+            state: JobState | None = None) -> RunFinish:
+    """The finish of ``run`` (``finished``: its outcome fields set), with its deliveries and
+    the job's merged state."""
+    return RunFinish(run.run_id, run.job, outcome.finished_at, outcome.status, outcome.error,
+                     outcome.error_class, run.summary,
+                     delivery_status=None if plan is None else plan.status,
+                     job_state=state, deliveries=() if plan is None else plan.deliveries)
+
+
 @dataclass(eq=False)  # identity: a flight is watched in sets (``deadlines``)
 class Flight:
     """A run in phase 2."""
@@ -57,6 +71,8 @@ class Flight:
     reason: str = "interrupted"
     executing: bool = True  # only the execution is ever cancelled, never the landing
     gate: asyncio.Future[None] | None = None  # an armed run waits here for its slot
+    context: RunContext | None = None  # an armed run's, built before its slot
+    announced: bool = False  # its run_started event was emitted
     timed_out: bool = False
 
     @property
@@ -66,14 +82,12 @@ class Flight:
                        record.started_at)
 
 
-@dataclass(frozen=True)
-class Landing:
+class Landing(NamedTuple):
+    """A run that ended, waiting for phase 3 (a named tuple: one is built per run)."""
+
     flight: Flight
     outcome: Outcome
     result: RunResult | None
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.flight, self.outcome, self.result))
 
 
 class RunnerMixin:
@@ -106,7 +120,9 @@ class RunnerMixin:
 
         def gate(self, flight: Flight, slot: float) -> None: ...
 
-        async def await_slot(self, flight: Flight) -> Outcome | None: ...
+        def held_at_slot(self, flight: Flight) -> Outcome | None: ...
+
+        def cancelled_before_slot(self, flight: Flight) -> Outcome: ...
 
     def launch(self, record: RunRecord, slot: float | None = None) -> None:
         """Start ``record``'s run now, or, armed, when ``slot`` comes (its ``started_at``)."""
@@ -114,10 +130,19 @@ class RunnerMixin:
         self.flights.setdefault(record.job, []).append(flight)
         self.in_flight += 1
         if slot is not None:
+            # What the slot's wake-up would otherwise build, built now (_execute rebuilds it
+            # if the spec changes inside the lead).
+            desired = self.desired[record.job]
+            flight.context = self._context(desired, record, _timeout_of(desired))
             self.gate(flight, slot)
         flight.task = asyncio.get_running_loop().create_task(self._fly(flight))
         if slot is None:
-            self.sink.run_started(record)
+            self.announce_started(flight)
+
+    def announce_started(self, flight: Flight) -> None:
+        if not flight.announced:
+            flight.announced = True
+            self.sink.run_started(flight.record)
 
     def supersede(self, name: str, reason: str = "interrupted: replaced by a newer run"
                   ) -> None:
@@ -129,8 +154,13 @@ class RunnerMixin:
 
     async def _fly(self, flight: Flight) -> None:
         if flight.gate is not None:
-            held = await self.await_slot(flight)
-            self.sink.run_started(flight.record)
+            try:
+                await flight.gate
+                held = self.held_at_slot(flight)
+            except asyncio.CancelledError:
+                held = self.cancelled_before_slot(flight)
+            if held is not None:
+                self.announce_started(flight)  # before its finish; the slot's come later
             outcome, result = (held, None) if held is not None else await self._execute(flight)
         else:
             outcome, result = await self._execute(flight)
@@ -148,8 +178,10 @@ class RunnerMixin:
 
     async def _execute(self, flight: Flight) -> tuple[Outcome, RunResult | None]:
         desired = self.desired[flight.record.job]
-        timeout = desired.spec.spec.timeout.total_seconds() or None
-        context = self._context(desired, flight.record, timeout)
+        context = flight.context
+        if context is None or context.job is not desired.spec:
+            context = self._context(desired, flight.record, _timeout_of(desired))
+        timeout = context.timeout
         deadline = None if timeout is None else flight.record.started_at + timeout
         if deadline is not None:
             self.deadlines.watch(flight, deadline)
@@ -221,15 +253,13 @@ class RunnerMixin:
         finished = evolve(flight.record, finished_at=outcome.finished_at,
                           status=outcome.status, error=outcome.error,
                           error_class=outcome.error_class, summary=summary)
-        finish = RunFinish(flight.record.run_id, name, outcome.finished_at, outcome.status,
-                           outcome.error, outcome.error_class, summary)
         desired, state = self.desired.get(name), self.states.get(name)
         alert: Callable[[], None] = _nothing
         delivered: Callable[[], None] = _nothing
         if desired is None or state is None:
-            tx.finish_run(finish)  # the job was deleted meanwhile: record, drop
+            tx.finish_run(_finish(finished, outcome))  # the job was deleted meanwhile: record, drop
         else:
-            finish, delivered = self._with_deliveries(desired, finished, result, finish)
+            plan, delivered = self._deliveries(desired, finished, result)
             merge = merge_finish(desired, state, flight.info, outcome, flight.superseded)
             merged = evolve(merge.state, running=self._marker_after(name, state,
                                                                      flight.record.run_id))
@@ -242,12 +272,12 @@ class RunnerMixin:
                                              decision.message), merged)
             disabled = self.disabled_alert(tx, merged, outcome.finished_at) \
                 if merge.disabled_now else None
-            if _done_and_deleted(desired, outcome):
-                tx.finish_run(finish)
+            deleted = _done_and_deleted(desired, outcome)
+            tx.finish_run(_finish(finished, outcome, plan, None if deleted else merged))
+            if deleted:
                 tx.delete_job(name)
                 self.states.pop(name, None)
             else:
-                tx.finish_run(evolve(finish, job_state=merged))
                 self.states[name] = merged
 
             def alert() -> None:
@@ -282,10 +312,9 @@ class RunnerMixin:
         if name in self.desired and name in self.states and self.accepting:
             self.launch(self._manual_record(name))
 
-    def _with_deliveries(self, desired: DesiredJob, finished: RunRecord,
-                         result: RunResult | None, finish: RunFinish
-                         ) -> tuple[RunFinish, Callable[[], None]]:
-        """The run's outbox entries go into its finish: one transaction (issue 9)."""
+    def _deliveries(self, desired: DesiredJob, finished: RunRecord, result: RunResult | None
+                    ) -> tuple[DeliveryPlan, Callable[[], None]]:
+        """The run's outbox entries, which go into its finish: one transaction (issue 9)."""
         plan = plan_deliveries(desired.spec, self.channels, finished, result,
                                staleness=self.config.delivery_staleness,
                                memory=self._memory(finished))
@@ -299,8 +328,7 @@ class RunnerMixin:
             if plan.deliveries:
                 self.outbox_wake.set()
 
-        return evolve(finish, delivery_status=plan.status,
-                      deliveries=plan.deliveries), announce
+        return plan, announce
 
     def enqueue_alert(self, tx: WriteTx | StateWriter, alert: Alert, state: JobState) -> None:
         """An alert goes to the job's failureAlert target (or the default) via the outbox."""

@@ -93,7 +93,7 @@ class Service(ManualMixin, ArmingMixin, RunnerMixin):
     def now(self) -> float:
         # Fires sit on whole milliseconds; rounding keeps float noise from making a fire
         # look a hair in the future when the timer wakes exactly on it.
-        return round(self.clock.now(), 6)
+        return int(self.clock.now() * 1e6 + 0.5) / 1e6  # to the microsecond; round() is slower
 
     def snapshot(self) -> Mapping[str, JobState]:
         """The current state of every job, consistent, without waiting for anything."""

@@ -4,6 +4,7 @@ started on it; what happens when the job changes inside the lead."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 from reconciler.core.jobview import DesiredJob
 from reconciler.executors.base import RunContext, RunResult
 from reconciler.executors.scripted import ScriptedExecutor, ScriptedOutcome
+from reconciler.model.state import RunRecord
 from reconciler.runtime.events import CollectingSink
 from reconciler.runtime.service import Service, ServiceConfig
 from reconciler.runtime.virtual import LoopClock, run_virtual
@@ -283,3 +285,81 @@ def test_a_thousand_armed_jobs_all_begin_at_their_slot_none_early(tmp_path: Path
 
     sink = _drive(tmp_path, desired, scenario, max_concurrent_runs=2000)
     assert {run.started_at for run in sink.started} == {SLOT, SLOT + 60}
+
+
+def test_an_armed_run_executes_the_spec_current_at_its_slot(tmp_path: Path) -> None:
+    edited = job("hourly", HOURLY, description="edited inside the lead")
+    seen: list[str | None] = []
+
+    class Noting(ScriptedExecutor):
+        async def execute(self, context: RunContext) -> RunResult:
+            seen.append(context.job.spec.description)
+            return await super().execute(context)
+
+    async def scenario(service: Service, writer: StateWriter, executor: ClockedExecutor
+                       ) -> None:
+        await _until(service, SLOT - 2)
+        assert len(writer.runs("hourly")) == 1  # armed with the first spec
+        await service.apply(jobs(edited))
+        await _until(service, SLOT + 1)
+        assert executor.began == [("hourly", SLOT)]
+
+    _drive(tmp_path, jobs(job("hourly", HOURLY)), scenario, script=Noting({}))
+    assert seen == ["edited inside the lead"]
+
+
+def test_run_started_events_come_at_the_slot_after_every_run_of_it_began_and_before_any_ends(
+        tmp_path: Path) -> None:
+    desired = jobs(*[job(f"job-{i}", HOURLY) for i in range(3)])
+    order: list[str] = []
+
+    class Recording(CollectingSink):
+        def run_started(self, run: RunRecord) -> None:
+            order.append(f"started {run.job}")
+            super().run_started(run)
+
+        def run_finished(self, run: RunRecord) -> None:
+            order.append(f"finished {run.job}")
+            super().run_finished(run)
+
+    class Beginning(ScriptedExecutor):
+        async def execute(self, context: RunContext) -> RunResult:
+            order.append(f"began {context.job.name}")
+            return await super().execute(context)
+
+    async def main() -> None:
+        clock = LoopClock(asyncio.get_running_loop(), START)
+        with StateWriter.open(tmp_path, now=START, durable=False) as writer:
+            service = Service(writer, clock, Beginning({}), ServiceConfig(arm_ahead=5),
+                              Recording())
+            await service.start(desired)
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _until(service, SLOT - 1)
+            assert order == []  # armed: nothing announced before the slot
+            await _until(service, SLOT + 1)
+            stop.set()
+            await timer
+            await service.shutdown(0)
+
+    run_virtual(main())
+    assert [entry.split()[0] for entry in order] == ["began"] * 3 + ["started"] * 3 + \
+        ["finished"] * 3
+
+
+def test_the_collector_is_paused_only_while_a_slots_runs_begin(tmp_path: Path) -> None:
+    states: list[bool] = []
+
+    class Probing(ScriptedExecutor):
+        async def execute(self, context: RunContext) -> RunResult:
+            states.append(gc.isenabled())
+            return await super().execute(context)
+
+    async def scenario(service: Service, writer: StateWriter, executor: ClockedExecutor
+                       ) -> None:
+        await _until(service, SLOT + 1)
+        states.append(gc.isenabled())
+
+    assert gc.isenabled()
+    _drive(tmp_path, jobs(job("hourly", HOURLY)), scenario, script=Probing({}))
+    assert states == [False, True]
