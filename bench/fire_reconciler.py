@@ -15,11 +15,11 @@ from typing import Any
 
 from bench.firekit import ANCHOR_ISO, Window, summarise
 from bench.harness import percentiles
+from reconciler import collector
 from reconciler.clock import SystemClock
 from reconciler.core.jobview import DesiredJob
 from reconciler.executors.base import RunContext, RunResult
 from reconciler.model.job import ScheduledJob
-from reconciler.runtime import heap
 from reconciler.runtime.service import Service, ServiceConfig
 from reconciler.runtime.settings import Settings
 from reconciler.store import StateWriter
@@ -99,8 +99,8 @@ async def _fire(count: int, seconds: float, kind: str, state: str
                                arm_ahead=Settings().arm_ahead.total_seconds())  # the daemon's
         service = Service(writer, clock, executor, config, sink)
         await service.start(desired)
-        heap.tune_collector()  # as the daemon does after its start
-        heap.settle()
+        collector.tune()  # as the daemon does after its start
+        collector.settle()
         stop = asyncio.Event()
         timer = asyncio.ensure_future(service.run_forever(stop))
         window = Window(seconds)

@@ -13,13 +13,15 @@ PACKAGE = Path(__file__).resolve().parent.parent / "reconciler"
 ALLOWED = {
     "errors": set(),
     "clock": set(),
+    "collector": set(),  # the process's garbage-collector policy: no dependencies
     "model": {"errors", "clock"},
     "core": {"model", "errors", "clock"},
-    "sources": {"core", "model", "errors", "clock"},
+    "sources": {"core", "model", "errors", "clock", "collector"},
     "store": {"core", "model", "errors", "clock"},
     "executors": {"core", "model", "errors", "clock"},
     "delivery": {"core", "model", "errors", "clock", "store", "executors"},
-    "runtime": {"sources", "store", "executors", "delivery", "core", "model", "errors", "clock"},
+    "runtime": {"sources", "store", "executors", "delivery", "core", "model", "errors", "clock",
+                "collector"},
     "cli": {
         "runtime", "sources", "store", "executors", "delivery", "core", "model", "errors",
         "clock",

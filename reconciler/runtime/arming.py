@@ -26,9 +26,9 @@ flight, startup holds) is decided at its slot by the ordinary tick.
 from __future__ import annotations
 
 import asyncio
-import gc
 from typing import TYPE_CHECKING
 
+from reconciler import collector
 from reconciler.core.due import Activity, Decision, resolve_due
 from reconciler.core.outcome import Outcome
 
@@ -85,8 +85,7 @@ class ArmingMixin:
         flights = self._gates.pop(slot, [])
         # No cyclic collection while the slot's runs begin: one would stall every run woken
         # after it by a millisecond or more. It runs, if due, once they have all begun.
-        collecting = gc.isenabled()
-        gc.disable()
+        collecting = collector.pause()
         for flight in flights:
             if flight.gate is not None and not flight.gate.done():
                 flight.gate.set_result(None)
@@ -95,8 +94,7 @@ class ArmingMixin:
         asyncio.get_running_loop().call_soon(self._announce_all, flights, collecting)
 
     def _announce_all(self, flights: list[Flight], collecting: bool) -> None:
-        if collecting:
-            gc.enable()
+        collector.resume(collecting)
         for flight in flights:
             self.announce_started(flight)
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reconciler import collector
 from reconciler.clock import Clock, SystemClock
 from reconciler.delivery.outbox import OutboxWorker
 from reconciler.delivery.sender import Sender
@@ -26,7 +27,6 @@ from reconciler.errors import ReconcilerError, SpecLoadError
 from reconciler.executors.base import Executor
 from reconciler.executors.secrets import SecretResolver
 from reconciler.model.delivery import FailureAlert
-from reconciler.runtime import heap
 from reconciler.runtime.control import ControlServer
 from reconciler.runtime.events import EventSink, FanoutSink
 from reconciler.runtime.http import build_app, parse_listen, serve_http
@@ -78,8 +78,8 @@ class Daemon:
             executor = self.executor or build_executor()
             self.service = Service(writer, self.clock, executor, config, self.sink)
             await self.service.start(snapshot.desired, snapshot.channels)
-            heap.tune_collector()
-            heap.settle()
+            collector.tune()
+            collector.settle()
             self._record_source(snapshot)
             await self._run(self.service, writer)
         finally:
@@ -199,7 +199,7 @@ class Daemon:
             self.log.info(self.clock.now(), "source-error", error=str(exc))
             return
         await service.apply(snapshot.desired, snapshot.channels)
-        heap.settle()
+        collector.settle()
         self._record_source(snapshot)
 
     def _sync_git(self) -> None:

@@ -8,18 +8,18 @@ that follows applies all of its changes or none.
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reconciler import collector
 from reconciler.core.jobview import DesiredJob
 from reconciler.errors import SpecLoadError
 from reconciler.model.diagnostics import Diagnostic
 from reconciler.model.job import Channel, ScheduledJob
 from reconciler.sources.gitinfo import revision
-from reconciler.sources.loader import LoadResult, collection_paused, load_paths
+from reconciler.sources.loader import LoadResult, load_paths
 from reconciler.sources.speccache import SpecCache
 
 _log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class DirectorySource:
         """Read the directory; raises ``SpecLoadError`` only if it does not exist."""
         if not self.directory.is_dir():
             raise SpecLoadError(f"spec directory {self.directory} does not exist")
-        with collection_paused():  # hashing every job allocates as much as loading them
+        with collector.paused():  # hashing every job allocates as much as loading them
             return self._load(now)
 
     def load_at_start(self, now: float) -> SourceSnapshot:
@@ -66,9 +66,9 @@ class DirectorySource:
         (imports); so it all goes to the collector's permanent generation (``gc.freeze``)
         instead of being traversed by its next few collections, which at 100,000 jobs costs a
         start over a second. Reference counting still frees what a later reload replaces."""
-        with collection_paused():
+        with collector.paused():
             snapshot = self.load(now)
-            gc.freeze()
+            collector.settle()
         return snapshot
 
     def _load(self, now: float) -> SourceSnapshot:

@@ -8,10 +8,8 @@ is an error. Every problem becomes a ``Diagnostic`` with file, line, column, job
 
 from __future__ import annotations
 
-import gc
 import io
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from reconciler import API_GROUP, API_VERSION
+from reconciler import API_GROUP, API_VERSION, collector
 from reconciler.clock import SystemClock
 from reconciler.core.checks import DEFAULT_HORIZON_DAYS, Entry, check_all
 from reconciler.errors import SpecLoadError
@@ -75,20 +73,6 @@ class LoadResult:
     @property
     def valid(self) -> bool:
         return not self.errors
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside: loading a large tree allocates millions of objects
-    that all stay alive, and the collector, triggered every few hundred allocations, would
-    scan them again and again (a third of a cached load). A load makes next to no cycles."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def discover(paths: Iterable[str]) -> list[Path]:
@@ -272,7 +256,7 @@ def load_paths(
     the files parsed are added to it); the result is the same either way.
     """
     loader = _Loader(SystemClock().now() if now is None else now, horizon_days, cache)
-    with collection_paused():
+    with collector.paused():
         for path in discover(paths):
             loader.load_file(path)
         loader.cross_check()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
-from reconciler.runtime import heap
+from reconciler import collector
 from reconciler.runtime.deadlines import Deadlines
 from reconciler.runtime.virtual import LoopClock, run_virtual
 
@@ -61,13 +61,13 @@ def test_releasing_an_item_never_watched_is_harmless() -> None:
     assert run_virtual(main()) == 0
 
 
-def test_settling_the_heap_freezes_what_is_alive_and_raises_the_young_threshold() -> None:
+def test_settling_freezes_what_is_alive_and_raises_the_young_threshold() -> None:
     before = gc.get_threshold()
     try:
-        heap.tune_collector()
-        assert gc.get_threshold()[0] == heap.YOUNG_THRESHOLD
+        collector.tune()
+        assert gc.get_threshold()[0] == collector.YOUNG_THRESHOLD
         assert gc.get_threshold()[1:] == before[1:]
-        heap.settle()
+        collector.settle()
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
