@@ -110,7 +110,7 @@ class _Lookahead:
 def _due_slots(desired: DesiredJob, state: JobState, first: Fire, now: float
                ) -> tuple[list[Fire], _Lookahead | None]:
     slots = [first]
-    facts = replace(schedule_state(desired, state), last_nominal=first.nominal)
+    facts = schedule_state(desired, state, last_nominal=first.nominal)
     schedule = desired.spec.spec.schedule
     while len(slots) < MAX_SLOTS_PER_PASS:
         try:
@@ -204,11 +204,11 @@ def _consume(
             and last == lookahead.after.nominal:
         fire = lookahead.fire  # the same facts and instant _due_slots asked about
     else:
-        advanced = replace(state, last_nominal_at=last)
         schedule = desired.spec.spec.schedule
         try:
             after = consumed[-1].effective if consumed else now
-            fire = next_fire(desired.name, schedule, schedule_state(desired, advanced), after)
+            facts = schedule_state(desired, state, last_nominal=last)
+            fire = next_fire(desired.name, schedule, facts, after)
         except ScheduleError:
             fire = None
     return Decision(start, skips, evolve(

@@ -28,18 +28,20 @@ class DesiredJob:
         return self.spec.name
 
 
-def schedule_state(desired: DesiredJob, state: JobState) -> ScheduleState:
+def schedule_state(desired: DesiredJob, state: JobState, *,
+                   last_nominal: float | None = None) -> ScheduleState:
     """The facts the schedule math needs.
 
     The engine tracks consumed slots itself (``last_nominal_at``), so recurring schedules are
     enumerated on their pure grid: a catch-up replay must see the slots a late run passed. The
     last start matters only to a one-shot, which counts as completed only after success (a
-    failed attempt is retried or the job disabled, never silently spent)."""
+    failed attempt is retried or the job disabled, never silently spent). ``last_nominal``
+    stands in for the state's (a slot about to be consumed)."""
     one_shot = desired.spec.spec.schedule.at is not None
     completed = state.last_finished_at if state.last_status == "ok" else None
     return ScheduleState(
         anchor=state.anchor,
-        last_nominal=state.last_nominal_at,
+        last_nominal=state.last_nominal_at if last_nominal is None else last_nominal,
         last_run_started=state.last_started_at if one_shot else None,
         completed_at=completed if one_shot else None,
     )

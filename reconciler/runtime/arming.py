@@ -54,17 +54,19 @@ class ArmingMixin:
     abandoned: bool
     started_at: float
     _gates: dict[float, list[Flight]]
+    _idle: Activity = Activity()
 
     def armable(self, name: str, slot: float) -> Decision | None:
         """The decision for ``name`` as of ``slot``, if it is a plain start that can be made
         now; ``None`` leaves the job to the tick at its slot."""
         if name in self.flights or name in self.hold_until or name in self.queued_manual:
             return None
+        if self._idle.started_at != self.started_at:
+            self._idle = Activity(started_at=self.started_at)  # a job with no run in flight
         state = self.states[name]
         if state.schedule_errors or state.running is not None:
             return None
-        decision = resolve_due(self.desired[name], state, slot,
-                               Activity(started_at=self.started_at))
+        decision = resolve_due(self.desired[name], state, slot, self._idle)
         if decision is None or decision.start is None or decision.skips or decision.wait \
                 or decision.interrupt_running \
                 or decision.start.trigger not in _ARMABLE_TRIGGERS:
