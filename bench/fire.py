@@ -85,8 +85,9 @@ def markdown(outcome: FireOutcome, command: str) -> list[str]:
             f"| {' | '.join(cells)} | {med('rss_mib'):,.0f} MiB | {med('missed'):,.0f} |")
     if "reconciler" in rounds.contenders:
         started = ", ".join(str(x["started_in_window"]) for x in rounds.runs["reconciler"])
-        lines += ["", "Reconciler decision lateness (the run record's `startedAt`, taken when "
-                  "the tick begins, minus `scheduledAt`), median of repetitions: p50 "
+        lines += ["", "Reconciler decision lateness (the run record's `startedAt` minus "
+                  "`scheduledAt`: the slot itself for an armed run, the tick's clock for a run "
+                  "decided at or after its slot), median of repetitions: p50 "
                   f"{_fmt_ms(rounds.median('reconciler', 'decision_p50'))} ms, p99 "
                   f"{_fmt_ms(rounds.median('reconciler', 'decision_p99'))} ms; "
                   f"runs started in the window per repetition: {started}."]

@@ -114,9 +114,10 @@ async def _fire(count: int, seconds: float, kind: str, state: str
 def child(count: int, seconds: float, kind: str, samples_path: str | None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-reconciler-") as state:
         window, executor, sink = asyncio.run(_fire(count, seconds, kind, state))
-    # The record's started_at is the tick's clock reading, taken before the tick decides and
-    # commits: "decision lateness", as the engine's own metrics report it, shown beside the
-    # lateness measured in the run body (which is what the peers are measured by).
+    # The record's started_at is the slot for an armed run and the tick's clock reading for a
+    # run decided at or after its slot: "decision lateness", as the engine's own metrics
+    # report it, shown beside the lateness measured in the run body (what the peers are
+    # measured by).
     decided = percentiles([1000 * (start - due) for due, start in executor.decided
                            if window.t0 <= due < window.t1])
     skipped = sum(1 for due in sink.skipped_slots if window.t0 <= due < window.t1)
