@@ -8,6 +8,10 @@ Layout of a state directory (default ``./.reconciler``, mode 0700; every file 06
     state.lock        the one-writer lock; holds the pid, host and start of the current writer
     state.db.bak-N    a copy taken before migrating from schema N (kept; delete when unneeded)
 
+and, written by the daemon rather than the store: ``source.json`` (what the last spec load
+found: revision, errors, stalled jobs), ``spec-cache.json`` (the parse cache of spec files,
+disposable) and ``control.sock`` (manual triggers reach the running daemon through it).
+
 SQLite creates ``-wal`` and ``-shm`` with the permissions of ``state.db``, so creating the
 database file ourselves with 0600 before SQLite opens it is what keeps them private too.
 """
