@@ -15,7 +15,9 @@ What may change inside the lead, and what it does:
 - the job is removed, suspended or disabled: the armed run is recorded ``skipped`` when its
   slot comes, without executing (a skip counts as no failure);
 - a spec edit: the run executes the spec current at its slot, as a run already started would;
-- shutdown: armed runs start at their slot inside the shutdown grace, like runs in flight;
+- shutdown: an armed run whose slot comes inside the grace begins on it, like a run in
+  flight; one whose slot comes later is taken back (``disarm``): its record goes and its job
+  gets its pending fire back, so the next start catches the slot up by policy;
 - a crash: the marker is found at the next start and the run recorded ``interrupted``, as for
   a crash just after a run started (the armed run may or may not have begun).
 
@@ -31,15 +33,27 @@ from typing import TYPE_CHECKING
 from reconciler import collector
 from reconciler.core.due import Activity, Decision, resolve_due
 from reconciler.core.outcome import Outcome
+from reconciler.model.state import JobState, evolve
 
 if TYPE_CHECKING:
     from reconciler.clock import Clock
     from reconciler.core.jobview import DesiredJob
     from reconciler.runtime.dueindex import StateTable
     from reconciler.runtime.runner import Flight
+    from reconciler.store import StateWriter
 
 # Triggers of a slot that comes at its own time (a catch-up is decided by the tick at once).
 _ARMABLE_TRIGGERS = frozenset({"schedule", "retry"})
+
+
+def _before_arming(current: JobState, before: JobState) -> JobState:
+    """``current`` with the pending fire it had before it was armed (unless its schedule was
+    edited since: then the fire the edit computed stays) and no run marked."""
+    if current.schedule_hash != before.schedule_hash:
+        return evolve(current, last_nominal_at=before.last_nominal_at, running=None)
+    return evolve(current, next_nominal_at=before.next_nominal_at,
+                  next_effective_at=before.next_effective_at,
+                  last_nominal_at=before.last_nominal_at, running=None)
 
 
 class ArmingMixin:
@@ -53,6 +67,7 @@ class ArmingMixin:
     queued_manual: set[str]
     abandoned: bool
     started_at: float
+    writer: StateWriter
     _gates: dict[float, list[Flight]]
     _idle: Activity = Activity()
 
@@ -100,6 +115,35 @@ class ArmingMixin:
         for flight in flights:
             self.announce_started(flight)
 
+    def disarm(self, until: float) -> list[asyncio.Task[None]]:
+        """Take back the armed runs whose slot comes after ``until`` (the end of a shutdown
+        grace): they would never begin. Their records go and their jobs get back the pending
+        fire they had before arming, in one transaction, so the next start sees a slot missed
+        while it was down (and catches it up by policy) instead of a run cut short. Returns
+        their tasks, cancelled."""
+        flights = [flight for flights in self.flights.values() for flight in flights
+                   if flight.gate is not None and not flight.gate.done()
+                   and flight.before is not None and flight.record.started_at > until]
+        if not flights:
+            return []
+        staged: dict[str, JobState] = {}
+        with self.writer.transaction() as tx:
+            for flight in flights:
+                tx.delete_unstarted_run(flight.record.run_id)
+                current = self.states.get(flight.record.job)
+                if current is not None and flight.before is not None:
+                    staged[current.name] = _before_arming(current, flight.before)
+                    tx.put_job(staged[current.name])
+        tasks = []
+        for flight in flights:
+            flight.disarmed = True
+            self.forget(flight)
+            if flight.task is not None:
+                flight.task.cancel()
+                tasks.append(flight.task)
+        self.states.update(staged)
+        return tasks
+
     def held_at_slot(self, flight: Flight) -> Outcome | None:
         """At its slot, an outcome if the armed run must not execute after all (its caller
         awaited ``flight.gate`` itself: one coroutine less on the path to the run's start)."""
@@ -123,5 +167,7 @@ class ArmingMixin:
 
     if TYPE_CHECKING:  # the service's, declared for the type checker only
         def now(self) -> float: ...
+
+        def forget(self, flight: Flight) -> None: ...
 
         def announce_started(self, flight: Flight) -> None: ...

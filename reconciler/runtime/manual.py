@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from reconciler.core.identity import manual_occurrence_key, run_id
 from reconciler.core.jobview import DesiredJob
 from reconciler.model.enums import ConcurrencyPolicy
-from reconciler.model.state import RunningMarker, RunRecord, RunStart
+from reconciler.model.state import JobState, RunningMarker, RunRecord, RunStart
 
 if TYPE_CHECKING:
     from reconciler.runtime.dueindex import StateTable
@@ -81,6 +81,7 @@ class ManualMixin:
     if TYPE_CHECKING:  # the service's, declared for the type checker only
         def now(self) -> float: ...
 
-        def launch(self, record: RunRecord, slot: float | None = None) -> None: ...
+        def launch(self, record: RunRecord, slot: float | None = None,
+                   before: JobState | None = None) -> None: ...
 
         def supersede(self, name: str, reason: str = ...) -> None: ...

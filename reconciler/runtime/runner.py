@@ -74,6 +74,8 @@ class Flight:
     context: RunContext | None = None  # an armed run's, built before its slot
     announced: bool = False  # its run_started event was emitted
     timed_out: bool = False
+    before: JobState | None = None  # an armed run's job, as it was before arming
+    disarmed: bool = False  # taken back before its slot (shutdown): it never began
 
     @property
     def info(self) -> RunInfo:
@@ -122,11 +124,15 @@ class RunnerMixin:
 
         def held_at_slot(self, flight: Flight) -> Outcome | None: ...
 
+        def disarm(self, until: float) -> list[asyncio.Task[None]]: ...
+
         def cancelled_before_slot(self, flight: Flight) -> Outcome: ...
 
-    def launch(self, record: RunRecord, slot: float | None = None) -> None:
-        """Start ``record``'s run now, or, armed, when ``slot`` comes (its ``started_at``)."""
-        flight = Flight(record)
+    def launch(self, record: RunRecord, slot: float | None = None,
+               before: JobState | None = None) -> None:
+        """Start ``record``'s run now, or, armed, when ``slot`` comes (its ``started_at``;
+        ``before``: the job's state before it was armed)."""
+        flight = Flight(record, before=before)
         self.flights.setdefault(record.job, []).append(flight)
         self.in_flight += 1
         if slot is not None:
@@ -158,6 +164,8 @@ class RunnerMixin:
                 await flight.gate
                 held = self.held_at_slot(flight)
             except asyncio.CancelledError:
+                if flight.disarmed:
+                    return  # no run, nothing to land: its record was taken back
                 held = self.cancelled_before_slot(flight)
             if held is not None:
                 self.announce_started(flight)  # before its finish; the slot's come later
@@ -243,12 +251,7 @@ class RunnerMixin:
     def _land_one(self, tx: WriteTx, landing: Landing) -> Callable[[], None]:
         flight, outcome, result = landing
         name = flight.record.job
-        remaining = [f for f in self.flights.get(name, []) if f is not flight]
-        if remaining:
-            self.flights[name] = remaining
-        else:
-            self.flights.pop(name, None)  # per-tick scans look only at jobs with runs
-        self.in_flight -= 1
+        self.forget(flight)
         summary = None if result is None else (result.summary or result.output)
         finished = evolve(flight.record, finished_at=outcome.finished_at,
                           status=outcome.status, error=outcome.error,
@@ -294,6 +297,16 @@ class RunnerMixin:
             self._start_queued_manual(name)
 
         return effect
+
+    def forget(self, flight: Flight) -> None:
+        """``flight`` no longer holds a run slot or counts as its job's run."""
+        name = flight.record.job
+        remaining = [f for f in self.flights.get(name, []) if f is not flight]
+        if remaining:
+            self.flights[name] = remaining
+        else:
+            self.flights.pop(name, None)  # per-tick scans look only at jobs with runs
+        self.in_flight -= 1
 
     def _marker_after(self, name: str, state: JobState, run_id: str
                       ) -> RunningMarker | None:
@@ -392,6 +405,9 @@ class RunnerMixin:
     async def shutdown(self, grace: float) -> None:
         """Stop starting runs, give running ones ``grace`` seconds, interrupt the rest."""
         self.accepting = False
+        disarmed = self.disarm(self.now() + grace)
+        if disarmed:
+            await asyncio.gather(*disarmed, return_exceptions=True)
         tasks = [f.task for flights in self.flights.values() for f in flights if f.task]
         if tasks and grace > 0:
             await asyncio.wait(tasks, timeout=grace)

@@ -236,7 +236,7 @@ class Service(ManualMixin, ArmingMixin, RunnerMixin):
         for _, record in batch.started:
             self.launch(record)
         for _, record in batch.armed:
-            self.launch(record, slot=record.started_at)
+            self.launch(record, slot=record.started_at, before=batch.before[record.job])
 
     def _decide_due(self, tx: WriteTx, now: float, batch: _TickBatch) -> None:
         """In order of due time, while a run slot is free: with every slot taken the rest stay
@@ -252,6 +252,7 @@ class Service(ManualMixin, ArmingMixin, RunnerMixin):
                 if decision is None or not self._has_capacity(batch.starting, decision):
                     batch.waiting.append(name)  # decided by the tick at its slot
                     continue
+                batch.before[name] = self.states[name]
                 batch.staged[name] = self._commit(tx, decision, slot, batch.skips, batch.armed)
                 continue
             if self.states[name].schedule_errors:
@@ -390,6 +391,7 @@ class _TickBatch:
     staged: dict[str, JobState] = field(default_factory=dict)
     started: list[tuple[Due, RunRecord]] = field(default_factory=list)
     armed: list[tuple[Due, RunRecord]] = field(default_factory=list)
+    before: dict[str, JobState] = field(default_factory=dict)  # armed jobs, as they were
     skips: list[SkipRecord] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)
 

@@ -75,6 +75,13 @@ class WriteTx:
         """Forget a job's state; its runs and skips stay until retention removes them."""
         return self._conn.execute("DELETE FROM jobs WHERE name = ?", (name,)).rowcount > 0
 
+    def delete_unstarted_run(self, run_id: str) -> bool:
+        """Forget a run recorded ahead of its slot that never began (an armed run taken back
+        at shutdown); a run with an outcome is never deleted. The caller rewrites its job."""
+        cursor = self._conn.execute(
+            "DELETE FROM runs WHERE run_id = ? AND status IS NULL", (run_id,))
+        return cursor.rowcount > 0
+
     def start_run(self, start: RunStart) -> None:
         """Phase 1: insert the run (status NULL = in flight) and set its job's running marker.
 

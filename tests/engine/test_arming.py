@@ -363,3 +363,89 @@ def test_the_collector_is_paused_only_while_a_slots_runs_begin(tmp_path: Path) -
     assert gc.isenabled()
     _drive(tmp_path, jobs(job("hourly", HOURLY)), scenario, script=Probing({}))
     assert states == [False, True]
+
+
+def test_a_shutdown_whose_grace_ends_before_the_slot_takes_the_armed_run_back(
+        tmp_path: Path) -> None:
+    """The run never began: its record goes and the job gets its pending fire back, so the
+    next start catches the slot up like any slot missed while down, not a failure."""
+    async def main() -> None:
+        clock = LoopClock(asyncio.get_running_loop(), START)
+        desired = jobs(job("hourly", HOURLY))
+        with StateWriter.open(tmp_path, now=START, durable=False) as writer:
+            first_executor = ClockedExecutor(clock)
+            first = Service(writer, clock, first_executor, ServiceConfig(arm_ahead=5))
+            await first.start(desired)
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(first.run_forever(stop))
+            await _until(first, SLOT - 2)
+            assert len(writer.runs("hourly")) == 1  # armed
+            stop.set()
+            await timer
+            await first.shutdown(1)  # the grace ends a second before the slot
+            assert writer.runs("hourly") == []
+            state = writer.job("hourly")
+            assert state is not None and state.running is None
+            assert (state.next_nominal_at, state.next_effective_at) == (SLOT, SLOT)
+            assert first.in_flight == 0 and first.flights == {}
+            await _until(first, SLOT + 30)
+            assert first_executor.began == []
+            executor = ClockedExecutor(clock)
+            second = Service(writer, clock, executor, ServiceConfig(arm_ahead=5))
+            await second.start(desired)
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(second.run_forever(stop))
+            await _until(second, SLOT + 31)
+            stop.set()
+            await timer
+            await second.shutdown(0)
+            (run,) = writer.runs("hourly")
+            assert (run.scheduled_at, run.trigger, run.status) == (SLOT, "catchup", "ok")
+            assert executor.began == [("hourly", SLOT + 30)]
+
+    run_virtual(main())
+
+
+def test_a_shutdown_grace_that_reaches_the_slot_keeps_the_armed_run(tmp_path: Path) -> None:
+    async def main() -> None:
+        clock = LoopClock(asyncio.get_running_loop(), START)
+        executor = ClockedExecutor(clock)
+        with StateWriter.open(tmp_path, now=START, durable=False) as writer:
+            service = Service(writer, clock, executor, ServiceConfig(arm_ahead=5))
+            await service.start(jobs(job("hourly", HOURLY)))
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _until(service, SLOT - 2)
+            stop.set()
+            await timer
+            await service.shutdown(2)  # ends exactly at the slot: the run begins, then ends
+            assert executor.began == [("hourly", SLOT)]
+            (run,) = writer.runs("hourly")
+            assert run.status == "ok"
+
+    run_virtual(main())
+
+
+def test_an_edit_of_the_schedule_inside_the_lead_survives_taking_the_run_back(
+        tmp_path: Path) -> None:
+    two_hourly = {"every": "2h", "anchor": "2026-01-05T08:00:00Z"}
+
+    async def main() -> None:
+        clock = LoopClock(asyncio.get_running_loop(), START)
+        with StateWriter.open(tmp_path, now=START, durable=False) as writer:
+            service = Service(writer, clock, ClockedExecutor(clock), ServiceConfig(arm_ahead=5))
+            await service.start(jobs(job("hourly", HOURLY)))
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _until(service, SLOT - 3)
+            await service.apply(jobs(job("hourly", two_hourly)))
+            edited = writer.job("hourly")
+            assert edited is not None
+            stop.set()
+            await timer
+            await service.shutdown(0)
+            state = writer.job("hourly")
+            assert state is not None and state.running is None and writer.runs("hourly") == []
+            assert state.next_effective_at == edited.next_effective_at  # the edit's fire
+
+    run_virtual(main())

@@ -243,3 +243,14 @@ def test_finish_with_merged_state_keeps_another_runs_marker(writer: StateWriter)
     writer.finish_run(RunFinish("r1", "a", T0 + 2, "ok", job_state=merged))
     job = writer.job("a")
     assert job is not None and job.running == RunningMarker("r2", T0 + 1, 99, "box")
+
+
+def test_only_a_run_without_an_outcome_can_be_taken_back(writer: StateWriter) -> None:
+    writer.start_run(_start("armed"))
+    writer.start_run(_start("done", at=T0 + 1))
+    writer.finish_run(RunFinish("done", "a", T0 + 2, "ok"))
+    with writer.transaction() as tx:
+        assert tx.delete_unstarted_run("armed")
+        assert not tx.delete_unstarted_run("done")
+        assert not tx.delete_unstarted_run("never")
+    assert [run.run_id for run in writer.runs("a")] == ["done"]
