@@ -137,6 +137,7 @@ class ArmingMixin:
         tasks = []
         for flight in flights:
             flight.disarmed = True
+            flight.announced = True  # its slot's gate timer must not announce it either
             self.forget(flight)
             if flight.task is not None:
                 flight.task.cancel()

@@ -374,7 +374,9 @@ def test_a_shutdown_whose_grace_ends_before_the_slot_takes_the_armed_run_back(
         desired = jobs(job("hourly", HOURLY))
         with StateWriter.open(tmp_path, now=START, durable=False) as writer:
             first_executor = ClockedExecutor(clock)
-            first = Service(writer, clock, first_executor, ServiceConfig(arm_ahead=5))
+            first_sink = CollectingSink()
+            first = Service(writer, clock, first_executor, ServiceConfig(arm_ahead=5),
+                            first_sink)
             await first.start(desired)
             stop = asyncio.Event()
             timer = asyncio.ensure_future(first.run_forever(stop))
@@ -389,7 +391,7 @@ def test_a_shutdown_whose_grace_ends_before_the_slot_takes_the_armed_run_back(
             assert (state.next_nominal_at, state.next_effective_at) == (SLOT, SLOT)
             assert first.in_flight == 0 and first.flights == {}
             await _until(first, SLOT + 30)
-            assert first_executor.began == []
+            assert first_executor.began == [] and first_sink.started == []  # no event either
             executor = ClockedExecutor(clock)
             second = Service(writer, clock, executor, ServiceConfig(arm_ahead=5))
             await second.start(desired)
