@@ -7,10 +7,8 @@ never wait for a running job. The in-memory view mirrors the store and changes o
 store committed, between two awaits of the one event-loop thread, so ``snapshot()`` is always
 consistent without taking the lock.
 
-The timer arms one wake-up for the earliest effective fire, never more than 60 s away (a clock
-jump or a suspended laptop is noticed) and never less than 2 s when the earliest fire is
-already past due and waiting (no hot loop); a run finishing wakes it early. Ticks never
-overlap: one loop calls them in turn.
+The other halves: the timer (``runtime.timer``), arming (``runtime.arming``), phases 2 and 3
+(``runtime.runner``) and manual triggers (``runtime.manual``).
 """
 
 from __future__ import annotations
@@ -43,6 +41,7 @@ from reconciler.runtime.dueindex import StateTable
 from reconciler.runtime.events import Alert, CollectingSink, EventSink
 from reconciler.runtime.manual import ManualMixin
 from reconciler.runtime.runner import Flight, Landing, RunnerMixin
+from reconciler.runtime.timer import TimerMixin
 from reconciler.store import StateWriter, WriteTx
 
 
@@ -58,9 +57,12 @@ class ServiceConfig:
     failure_alert: FailureAlert = field(default_factory=FailureAlert)  # for jobs without one
     delivery_staleness: float = 3 * 3600.0  # a run this late announces no stale news
     arm_ahead: float = 0.0  # seconds before its slot an on-time run is decided (0: at it)
+    # Slots at or after this are never armed: simulate's window end, so that what it reports
+    # at the end of the window does not depend on the lead.
+    arm_until: float = float("inf")
 
 
-class Service(ManualMixin, ArmingMixin, RunnerMixin):
+class Service(TimerMixin, ManualMixin, ArmingMixin, RunnerMixin):
     def __init__(
         self, writer: StateWriter, clock: Clock, executor: Executor,
         config: ServiceConfig | None = None, sink: EventSink | None = None,
@@ -87,6 +89,7 @@ class Service(ManualMixin, ArmingMixin, RunnerMixin):
         self.ready = False
         self.started_at = float("-inf")
         self._wake_at: float | None = None
+        self._upcoming: float | None = None
         self._gates: dict[float, list[Flight]] = {}
         self.deadlines: Deadlines[Flight] = Deadlines(clock, self.expire)
 
@@ -225,6 +228,7 @@ class Service(ManualMixin, ArmingMixin, RunnerMixin):
                     batch.staged[name] = self._commit(tx, decision, now, batch.skips,
                                                       batch.started)
             self.states.update(batch.staged)
+            self._upcoming = self._earliest_to_come(now, batch.waiting)
             for name in batch.waiting:
                 self.states.reindex(name)
             self._wake_at = self.states.next_wake()
@@ -248,7 +252,7 @@ class Service(ManualMixin, ArmingMixin, RunnerMixin):
                 break
             slot, name = popped
             if slot > now:  # comes within the lead: arm it if it is a plain on-time start
-                decision = self.armable(name, slot)
+                decision = self.armable(name, slot) if slot < self.config.arm_until else None
                 if decision is None or not self._has_capacity(batch.starting, decision):
                     batch.waiting.append(name)  # decided by the tick at its slot
                     continue
@@ -265,17 +269,6 @@ class Service(ManualMixin, ArmingMixin, RunnerMixin):
                 batch.waiting.append(name)  # still due; looked at again on the next tick
                 continue
             batch.staged[name] = self._commit(tx, decision, now, batch.skips, batch.started)
-
-    def _wake_key(self, name: str, state: JobState) -> float | None:
-        """When the timer must look at this job next; None: never (disabled, not desired,
-        nothing pending). A job whose schedule could not be computed is retried every tick."""
-        if state.disabled or name not in self.desired:
-            return None
-        if state.schedule_errors:
-            return float("-inf")
-        if state.next_effective_at is None:
-            return None
-        return max(state.next_effective_at, self.hold_until.get(name, float("-inf")))
 
     def _running_and_due(self, now: float, *handled: Mapping[str, object] | list[str]
                          ) -> list[str]:
@@ -348,41 +341,6 @@ class Service(ManualMixin, ArmingMixin, RunnerMixin):
         if state.disabled and not before.disabled:
             self.pending_alerts.append(self.disabled_alert(tx, state, now))
         self.states[name] = state
-
-    # ---- the timer -------------------------------------------------------------------------
-
-    async def run_forever(self, stop: asyncio.Event) -> None:
-        """Tick, sleep until the next fire (bounded), repeat until ``stop`` is set."""
-        while not stop.is_set():
-            self.wake.clear()
-            await self.tick()
-            delay = self._delay(self._wake_at)
-            stopper = asyncio.ensure_future(stop.wait())
-            waker = asyncio.ensure_future(self.wake.wait())
-            try:
-                await asyncio.wait({stopper, waker}, timeout=delay,
-                                   return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                stopper.cancel()
-                waker.cancel()
-
-    def next_delay(self) -> float:
-        """How long the timer would sleep now, computed from every job (the timer itself uses
-        what its last tick found, so an idle daemon does no O(jobs) work per wake-up)."""
-        keys = (self._wake_key(name, state) for name, state in self.states.items())
-        return self._delay(min((key for key in keys if key is not None), default=None))
-
-    def _delay(self, earliest: float | None) -> float:
-        if earliest is None:
-            return self.config.max_timer_delay
-        now = self.now()
-        if earliest <= now:
-            return self.config.past_due_delay
-        # Wake to arm it ``arm_ahead`` early; inside the lead already, it was left to its slot.
-        arm_at = earliest - self.config.arm_ahead
-        delay = arm_at - now if arm_at > now else earliest - now
-        return min(delay, self.config.max_timer_delay)
-
 
 @dataclass
 class _TickBatch:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reconciler.core.jobview import DesiredJob
@@ -120,8 +120,8 @@ class _Driver:
         self.triggers: list[dict[str, Any]] = []
 
     async def start(self) -> None:
-        self.service = Service(self.writer, self.clock, self.executor, self.simulation.config,
-                               self.sink)
+        config = replace(self.simulation.config, arm_until=self.simulation.until)
+        self.service = Service(self.writer, self.clock, self.executor, config, self.sink)
         await self.service.start(self.desired, self.channels)
         self.stop = asyncio.Event()
         self.timer = asyncio.ensure_future(self.service.run_forever(self.stop))

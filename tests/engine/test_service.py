@@ -356,3 +356,33 @@ def test_forbid_overlap_is_recorded_when_every_run_slot_is_taken(tmp_path: Path)
     assert [(s.scheduled_at - base, s.reason) for s in sink.skips] == [
         (120, "overlap"), (180, "overlap")]
     assert [s.recorded_at - base for s in sink.skips] == [120, 180]  # on time, not later
+
+
+def test_a_job_waiting_behind_its_own_run_does_not_make_another_job_start_late(
+        tmp_path: Path) -> None:
+    """Regression: while a due Queue job waits for its run, the timer looked again only every
+    past_due_delay (2 s) from the last finish, so another job's slot came up to 2 s late."""
+    minutely = {"every": "1m", "anchor": "2026-01-05T08:00:00Z"}
+    queued = job("queued", minutely, concurrencyPolicy="Queue")
+    punctual = job("punctual", minutely)
+    executor = ScriptedExecutor({
+        "queued": [ScriptedOutcome(duration=timedelta(seconds=150))],
+        "punctual": [ScriptedOutcome(duration=timedelta(milliseconds=300))] * 5,
+    })
+    start = at("2026-01-05T08:59:30")
+
+    async def scenario() -> list[tuple[str, float]]:
+        with StateWriter.open(tmp_path, now=start, durable=False) as writer:
+            sink = CollectingSink()
+            service = _service(writer, start, executor, sink)
+            await service.start(jobs(queued, punctual))
+            stop = asyncio.Event()
+            timer = asyncio.ensure_future(service.run_forever(stop))
+            await _sleep_until(service, at("2026-01-05T09:04:30"))
+            stop.set()
+            await timer
+            await service.abandon()
+            return [(run.job, run.started_at) for run in sink.started if run.job == "punctual"]
+
+    starts = run_virtual(scenario())
+    assert starts == [("punctual", at(f"2026-01-05T09:0{m}:00")) for m in range(5)]
