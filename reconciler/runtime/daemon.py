@@ -50,7 +50,7 @@ class Daemon:
         self.settings = settings
         self.clock = clock or SystemClock()
         self.log = LogSink(settings.log_format)
-        self.metrics = MetricsSink()
+        self.metrics = MetricsSink(clock=self.clock)
         self.sink = FanoutSink([self.log, self.metrics, *(extra_sinks or [])])
         self.executor = executor
         # The parse cache is read at the first load, after ``serve`` has created the state

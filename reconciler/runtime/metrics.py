@@ -19,6 +19,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
+from reconciler.clock import Clock, SystemClock
 from reconciler.core.jobview import DesiredJob
 from reconciler.core.plan import JobChange
 from reconciler.core.stagger import job_offset_ms
@@ -52,8 +53,10 @@ class MetricsSink:
     ``watch(service)`` once (``build_app`` does) to add the state gauges and to let the lag
     histogram subtract each job's stagger."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None, clock: Clock | None = None
+                 ) -> None:
         self.registry = registry or CollectorRegistry()
+        self._clock: Clock = clock or SystemClock()
         self._source: StateSource | None = None
         self._families = _Families(self.registry)
         # Which label values each job used, so a removed job's series can be dropped.
@@ -87,7 +90,9 @@ class MetricsSink:
     def run_started(self, run: RunRecord) -> None:
         if run.trigger != "schedule" or run.scheduled_at is None:
             return  # manual, retry and catch-up starts are late on purpose
-        lag = run.started_at - run.scheduled_at - self._stagger(run.job)
+        # The clock, not the record: an armed run is recorded with its slot as its start and
+        # announced once it has begun, so this is when it really started (an upper bound).
+        lag = self._clock.now() - run.scheduled_at - self._stagger(run.job)
         self._observe("lag", (run.job,), max(0.0, lag))
 
     def run_finished(self, run: RunRecord) -> None:

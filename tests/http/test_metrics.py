@@ -8,7 +8,7 @@ from pathlib import Path
 from prometheus_client import REGISTRY
 
 from reconciler.executors.scripted import ScriptedExecutor, ScriptedOutcome
-from reconciler.model.state import SkipRecord
+from reconciler.model.state import RunRecord, SkipRecord
 from reconciler.runtime.events import Alert
 from reconciler.runtime.metrics import MetricsSink
 from tests.engine.helpers import job, jobs
@@ -110,3 +110,20 @@ def test_metrics_live_on_their_own_registry() -> None:
     assert b"alpha" not in second.render()
     assert REGISTRY.get_sample_value("reconciler_alerts_total",
                                      {"job": "alpha", "kind": "failure"}) is None
+
+
+def test_the_lag_of_an_armed_run_is_when_it_was_announced_not_its_recorded_start() -> None:
+    """An armed run is recorded with its slot as its start; its lag is read from the clock
+    when its start is announced (after it has begun), so a late wave still shows."""
+    slot = 1_767_225_600.0
+
+    class Clock:
+        def now(self) -> float:
+            return slot + 0.25
+
+    sink = MetricsSink(clock=Clock())
+    armed = RunRecord("r-1", "occ", "tick", slot, slot, trigger="schedule")
+    sink.run_started(armed)
+    text = sink.render().decode()
+    assert 'reconciler_schedule_lag_seconds_sum{job="tick"} 0.25' in text
+    assert 'reconciler_schedule_lag_seconds_bucket{job="tick",le="0.1"} 0.0' in text
