@@ -69,15 +69,13 @@ class ArmingMixin:
     started_at: float
     writer: StateWriter
     _gates: dict[float, list[Flight]]
-    _idle: Activity = Activity()
+    _idle: Activity  # what a job with no run in flight looks like since the service started
 
     def armable(self, name: str, slot: float) -> Decision | None:
         """The decision for ``name`` as of ``slot``, if it is a plain start that can be made
         now; ``None`` leaves the job to the tick at its slot."""
         if name in self.flights or name in self.hold_until or name in self.queued_manual:
             return None
-        if self._idle.started_at != self.started_at:
-            self._idle = Activity(started_at=self.started_at)  # a job with no run in flight
         state = self.states[name]
         if state.schedule_errors or state.running is not None:
             return None
@@ -156,15 +154,6 @@ class ArmingMixin:
             why = "suspended" if desired.spec.spec.suspend else "disabled"
             return Outcome("skipped", self.now(), f"the job was {why} before its slot came")
         return None
-
-    def cancelled_before_slot(self, flight: Flight) -> Outcome:
-        """The armed run was cancelled (replaced, stuck, shut down) before its slot."""
-        if self.abandoned:
-            raise asyncio.CancelledError
-        current = asyncio.current_task()
-        if current is not None:
-            current.uncancel()
-        return Outcome("interrupted", self.now(), f"{flight.reason} before it began")
 
     if TYPE_CHECKING:  # the service's, declared for the type checker only
         def now(self) -> float: ...

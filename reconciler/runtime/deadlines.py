@@ -13,17 +13,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from reconciler.clock import Clock
 
 Watched = TypeVar("Watched")
-
-
-@dataclass(eq=False)
-class _Group(Generic[Watched]):
-    members: set[Watched] = field(default_factory=set)
 
 
 class Deadlines(Generic[Watched]):
@@ -32,25 +26,24 @@ class Deadlines(Generic[Watched]):
     def __init__(self, clock: Clock, expire: Callable[[Watched], None]) -> None:
         self._clock = clock
         self._expire = expire
-        self._groups: dict[float, _Group[Watched]] = {}
+        self._groups: dict[float, set[Watched]] = {}  # deadline -> items still watched
 
     def watch(self, item: Watched, deadline: float) -> None:
         group = self._groups.get(deadline)
         if group is None:
-            group = self._groups[deadline] = _Group()
+            group = self._groups[deadline] = set()
             delay = max(0.0, deadline - self._clock.now())
             asyncio.get_running_loop().call_later(delay, self._due, deadline)
-        group.members.add(item)
+        group.add(item)
 
     def release(self, item: Watched, deadline: float) -> None:
         group = self._groups.get(deadline)
         if group is not None:
-            group.members.discard(item)
+            group.discard(item)
 
     def _due(self, deadline: float) -> None:
-        group = self._groups.pop(deadline, None)
-        for item in () if group is None else list(group.members):
+        for item in list(self._groups.pop(deadline, ())):
             self._expire(item)
 
     def __len__(self) -> int:
-        return sum(len(group.members) for group in self._groups.values())
+        return sum(len(group) for group in self._groups.values())

@@ -126,8 +126,6 @@ class RunnerMixin:
 
         def disarm(self, until: float) -> list[asyncio.Task[None]]: ...
 
-        def cancelled_before_slot(self, flight: Flight) -> Outcome: ...
-
     def launch(self, record: RunRecord, slot: float | None = None,
                before: JobState | None = None) -> None:
         """Start ``record``'s run now, or, armed, when ``slot`` comes (its ``started_at``;
@@ -166,7 +164,7 @@ class RunnerMixin:
             except asyncio.CancelledError:
                 if flight.disarmed:
                     return  # no run, nothing to land: its record was taken back
-                held = self.cancelled_before_slot(flight)
+                held = self.interrupted(f"{flight.reason} before it began")
             if held is not None:
                 self.announce_started(flight)  # before its finish; the slot's come later
             outcome, result = (held, None) if held is not None else await self._execute(flight)
@@ -196,16 +194,12 @@ class RunnerMixin:
         try:
             result = await self.executor.execute(context)
         except asyncio.CancelledError:
-            if self.abandoned:
-                raise
-            current = asyncio.current_task()
-            if current is not None:
-                current.uncancel()
+            interrupted = self.interrupted(flight.reason)
             if flight.timed_out:
                 limit = format_duration(desired.spec.spec.timeout)
-                return Outcome("timeout", self.now(), f"timed out after {limit}",
+                return Outcome("timeout", interrupted.finished_at, f"timed out after {limit}",
                                ErrorClass.TIMEOUT), None
-            return Outcome("interrupted", self.now(), flight.reason), None
+            return interrupted, None
         except Exception as exc:  # an executor bug must not take the daemon down
             return Outcome("error", self.now(), f"executor failed: {exc!r}",
                            ErrorClass.PERMANENT), None
@@ -217,6 +211,16 @@ class RunnerMixin:
         error_class = result.error_class or classify_text(result.error)
         return Outcome("error", self.now(), result.error or "failed", error_class,
                        result.retry_after), result
+
+    def interrupted(self, reason: str) -> Outcome:
+        """Inside a run's task that was just cancelled: the run's outcome, its task no longer
+        cancelling. When the service is abandoned (a simulated kill) the cancellation goes on."""
+        if self.abandoned:
+            raise asyncio.CancelledError
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+        return Outcome("interrupted", self.now(), reason)
 
     def expire(self, flight: Flight) -> None:
         """A run outlived its job's timeout (``deadlines`` calls this at the deadline)."""

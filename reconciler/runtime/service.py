@@ -91,6 +91,7 @@ class Service(TimerMixin, ManualMixin, ArmingMixin, RunnerMixin):
         self._wake_at: float | None = None
         self._upcoming: float | None = None
         self._gates: dict[float, list[Flight]] = {}
+        self._idle = Activity(started_at=self.started_at)
         self.deadlines: Deadlines[Flight] = Deadlines(clock, self.expire)
 
     def now(self) -> float:
@@ -111,6 +112,7 @@ class Service(TimerMixin, ManualMixin, ArmingMixin, RunnerMixin):
         async with self.lock:
             now = self.now()
             self.started_at = now
+            self._idle = Activity(started_at=now)
             self._set_channels(channels)
             self.states = StateTable(self.writer.jobs(), wake_key=self._wake_key)
             self.desired = dict(desired)
@@ -219,14 +221,10 @@ class Service(TimerMixin, ManualMixin, ArmingMixin, RunnerMixin):
                 # Jobs with a run in flight never wait for a slot: their due slot is skipped
                 # (Forbid, Allow at its limit) or replaces the run (Replace, which frees one).
                 for name in self._running_and_due(now, batch.staged, batch.waiting):
-                    decision = resolve_due(self.desired[name], self.states[name], now,
-                                           self._activity(name))
-                    if decision is None or decision.wait or (decision.start and not
-                                                             self._has_capacity(batch.starting,
-                                                                                decision)):
-                        continue
-                    batch.staged[name] = self._commit(tx, decision, now, batch.skips,
-                                                      batch.started)
+                    decision = self._decide_now(name, now, batch.starting)
+                    if decision is not None:
+                        batch.staged[name] = self._commit(tx, decision, now, batch.skips,
+                                                          batch.started)
             self.states.update(batch.staged)
             self._upcoming = self._earliest_to_come(now, batch.waiting)
             for name in batch.waiting:
@@ -262,13 +260,20 @@ class Service(TimerMixin, ManualMixin, ArmingMixin, RunnerMixin):
             if self.states[name].schedule_errors:
                 self._retry_schedule_errors(tx, now, name)
                 continue
-            decision = resolve_due(self.desired[name], self.states[name], now,
-                                   self._activity(name))
-            if decision is None or decision.wait or (
-                    decision.start and not self._has_capacity(batch.starting, decision)):
+            decision = self._decide_now(name, now, batch.starting)
+            if decision is None:
                 batch.waiting.append(name)  # still due; looked at again on the next tick
                 continue
             batch.staged[name] = self._commit(tx, decision, now, batch.skips, batch.started)
+
+    def _decide_now(self, name: str, now: float, starting: int) -> Decision | None:
+        """What to do about a due job now; None while it must wait (nothing due yet, its
+        policy waits for its run, or no run slot is free for its start)."""
+        decision = resolve_due(self.desired[name], self.states[name], now, self._activity(name))
+        if decision is None or decision.wait or (
+                decision.start and not self._has_capacity(starting, decision)):
+            return None
+        return decision
 
     def _running_and_due(self, now: float, *handled: Mapping[str, object] | list[str]
                          ) -> list[str]:

@@ -66,9 +66,8 @@ class DirectorySource:
         (imports); so it all goes to the collector's permanent generation (``gc.freeze``)
         instead of being traversed by its next few collections, which at 100,000 jobs costs a
         start over a second. Reference counting still frees what a later reload replaces."""
-        with collector.paused():
-            snapshot = self.load(now)
-            collector.settle()
+        snapshot = self.load(now)  # the collector is paused inside
+        collector.settle()
         return snapshot
 
     def _load(self, now: float) -> SourceSnapshot:
